@@ -1,0 +1,55 @@
+# Every third-party dependency is found here, once; the optional SDKs decide
+# which sources the targets get (see RECOMPDIAG_HAVE_*), never an #if in the
+# trainer or CLI.
+
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(Threads REQUIRED)
+
+# LibTorch: Debian's libtorch-dev, or the CUDA LibTorch inside a PyTorch wheel
+# (pass -DCMAKE_PREFIX_PATH=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')).
+find_package(Torch REQUIRED)
+
+set(RECOMPDIAG_HAVE_CUPTI OFF)
+set(RECOMPDIAG_HAVE_NVTX OFF)
+set(RECOMPDIAG_HAVE_PROMETHEUS OFF)
+set(RECOMPDIAG_WHY_NO_CUPTI "disabled by RECOMPDIAG_WITH_CUPTI=OFF")
+set(RECOMPDIAG_WHY_NO_NVTX "disabled by RECOMPDIAG_WITH_NVTX=OFF")
+set(RECOMPDIAG_WHY_NO_PROMETHEUS "disabled by RECOMPDIAG_WITH_PROMETHEUS=OFF")
+
+set(RECOMPDIAG_CUDA_ROOT "/usr/local/cuda" CACHE PATH "CUDA Toolkit root searched for CUPTI and NVTX3")
+
+if(RECOMPDIAG_WITH_CUPTI)
+  find_path(RECOMPDIAG_CUPTI_INCLUDE_DIR cupti.h
+            HINTS ${RECOMPDIAG_CUDA_ROOT}/include ${RECOMPDIAG_CUDA_ROOT}/extras/CUPTI/include)
+  find_library(RECOMPDIAG_CUPTI_LIBRARY cupti
+               HINTS ${RECOMPDIAG_CUDA_ROOT}/lib64 ${RECOMPDIAG_CUDA_ROOT}/extras/CUPTI/lib64)
+  find_path(RECOMPDIAG_CUDART_INCLUDE_DIR cuda_runtime_api.h HINTS ${RECOMPDIAG_CUDA_ROOT}/include)
+  if(RECOMPDIAG_CUPTI_INCLUDE_DIR AND RECOMPDIAG_CUPTI_LIBRARY AND RECOMPDIAG_CUDART_INCLUDE_DIR)
+    set(RECOMPDIAG_HAVE_CUPTI ON)
+  else()
+    set(RECOMPDIAG_WHY_NO_CUPTI "cupti.h or libcupti not found under ${RECOMPDIAG_CUDA_ROOT}")
+  endif()
+endif()
+
+if(RECOMPDIAG_WITH_NVTX)
+  find_path(RECOMPDIAG_NVTX3_INCLUDE_DIR nvtx3/nvToolsExt.h HINTS ${RECOMPDIAG_CUDA_ROOT}/include)
+  if(RECOMPDIAG_NVTX3_INCLUDE_DIR)
+    set(RECOMPDIAG_HAVE_NVTX ON)
+  else()
+    set(RECOMPDIAG_WHY_NO_NVTX "nvtx3/nvToolsExt.h not found under ${RECOMPDIAG_CUDA_ROOT}/include")
+  endif()
+endif()
+
+if(RECOMPDIAG_WITH_PROMETHEUS)
+  find_package(prometheus-cpp CONFIG QUIET)
+  if(prometheus-cpp_FOUND AND TARGET prometheus-cpp::pull)
+    set(RECOMPDIAG_HAVE_PROMETHEUS ON)
+  else()
+    set(RECOMPDIAG_WHY_NO_PROMETHEUS "prometheus-cpp (pull) not found; apt-get install prometheus-cpp-dev")
+  endif()
+endif()
+
+# Warnings for our own targets only.
+add_library(recompdiag_warnings INTERFACE)
+target_compile_options(recompdiag_warnings INTERFACE -Wall -Wextra -Wno-unused-parameter)

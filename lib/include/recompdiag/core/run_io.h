@@ -1,0 +1,80 @@
+#pragma once
+/// \file
+/// Reading and writing run files (JSON Lines, see record.h).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "recompdiag/core/record.h"
+
+namespace recompdiag {
+
+/// Appends records to a run file, one line per record, each written with a single write(2) as soon
+/// as it is produced, so a run killed at any moment keeps every completed line.
+///
+/// Not thread-safe: one writer per thread. Owns a file descriptor: neither copyable nor movable.
+class RunWriter {
+ public:
+  /// Creates (truncates) `path`. Throws InputError when it cannot be opened for writing.
+  explicit RunWriter(const std::string& path);
+  ~RunWriter();
+  RunWriter(const RunWriter&) = delete;
+  RunWriter& operator=(const RunWriter&) = delete;
+  RunWriter(RunWriter&&) = delete;
+  RunWriter& operator=(RunWriter&&) = delete;
+
+  /// Writes the header line. Call once, first.
+  void write(const RunHeader& header);
+  /// Writes one step line. Reuses an internal buffer: no allocation once warm.
+  void write(const StepRecord& step);
+  void write(const EventRecord& event);
+  void write(const RunSummary& summary);
+
+  const std::string& path() const { return path_; }
+  /// Lines written so far.
+  int64_t lines() const { return lines_; }
+
+ private:
+  void write_line();
+  std::string path_;
+  int fd_ = -1;
+  int64_t lines_ = 0;
+  std::string buffer_;
+};
+
+/// Formats records as single JSON lines (without the trailing newline), as RunWriter writes them.
+std::string to_json_line(const RunHeader& header);
+std::string to_json_line(const StepRecord& step);
+std::string to_json_line(const EventRecord& event);
+std::string to_json_line(const RunSummary& summary);
+/// Appends the JSON form of a step to `out`; the hot path of RunWriter.
+void append_json(std::string& out, const StepRecord& step);
+
+/// A line the reader skipped, and why.
+struct SkippedLine {
+  int64_t line = 0;  ///< 1-based line number.
+  std::string why;
+};
+
+/// Everything read from one run file.
+struct RunFile {
+  std::string path;
+  RunHeader header;
+  std::vector<StepRecord> steps;
+  std::vector<EventRecord> events;
+  std::optional<RunSummary> summary;  ///< Absent when the run did not finish.
+  std::vector<SkippedLine> skipped;   ///< Blank lines and a truncated last line.
+};
+
+/// Reads a run file. Tolerates blank lines and a truncated last line (listed in `skipped`) and
+/// ignores unknown fields. Throws InputError naming the file and line for: a missing or empty
+/// file, a first line that is not a run header, an unknown schema version, a malformed line that
+/// is not the last, a step with a NaN or negative time.
+RunFile read_run_file(const std::string& path);
+
+/// Parses a run file held in memory; `name` is used in error messages.
+RunFile parse_run_file(const std::string& text, const std::string& name);
+
+}  // namespace recompdiag

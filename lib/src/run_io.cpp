@@ -1,0 +1,587 @@
+#include "recompdiag/core/run_io.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <string_view>
+
+#include <simdjson.h>
+
+#include "detail/record_fields.h"
+#include "recompdiag/core/error.h"
+
+namespace recompdiag {
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Writing: steps are formatted by hand (they are the hot path and the bulk of every file);
+// header, events and summary go through nlohmann::json.
+
+void append_number(std::string& out, double v) {
+  if (!std::isfinite(v)) {  // JSON has no NaN or Inf; a diverged loss is written as null.
+    out += "null";
+    return;
+  }
+  std::array<char, 32> buf;
+  auto res = std::to_chars(buf.data(), buf.data() + buf.size(), v);
+  out.append(buf.data(), res.ptr);
+}
+
+void append_number(std::string& out, int64_t v) {
+  std::array<char, 24> buf;
+  auto res = std::to_chars(buf.data(), buf.data() + buf.size(), v);
+  out.append(buf.data(), res.ptr);
+}
+
+void append_string(std::string& out, std::string_view s) {
+  out += '"';
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char esc[8];
+          std::snprintf(esc, sizeof esc, "\\u%04x", c);
+          out += esc;
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+}
+
+void append_key(std::string& out, const char* key) {
+  out += ",\"";
+  out += key;
+  out += "\":";
+}
+
+void append_array(std::string& out, const std::vector<double>& values) {
+  out += '[';
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) out += ',';
+    append_number(out, values[i]);
+  }
+  out += ']';
+}
+
+template <class S, size_t N>
+void append_section(std::string& out, const char* key, const S& s,
+                    const detail::Field<S> (&fields)[N]) {
+  append_key(out, key);
+  out += '{';
+  bool first = true;
+  for (const auto& f : fields) {
+    if (!first) out += ',';
+    first = false;
+    out += '"';
+    out += f.name;
+    out += "\":";
+    std::visit(
+        [&](auto member) {
+          using T = std::decay_t<decltype(s.*member)>;
+          if constexpr (std::is_same_v<T, bool>) {
+            out += (s.*member) ? "true" : "false";
+          } else {
+            append_number(out, s.*member);
+          }
+        },
+        f.member);
+  }
+  out += '}';
+}
+
+nlohmann::json availability_json(const Availability& a) {
+  return {{"available", a.available}, {"reason", a.reason}};
+}
+
+}  // namespace
+
+const char* to_string(EventKind kind) {
+  switch (kind) {
+    case EventKind::kPhaseStart: return "phase_start";
+    case EventKind::kCompile: return "compile";
+    case EventKind::kLrChange: return "lr_change";
+    case EventKind::kLossWeightsChange: return "loss_weights_change";
+    case EventKind::kOptimizerRebuild: return "optimizer_rebuild";
+    case EventKind::kAlert: return "alert";
+    case EventKind::kNote: return "note";
+  }
+  return "note";
+}
+
+std::optional<EventKind> parse_event_kind(const std::string& name) {
+  for (EventKind k : {EventKind::kPhaseStart, EventKind::kCompile, EventKind::kLrChange,
+                      EventKind::kLossWeightsChange, EventKind::kOptimizerRebuild,
+                      EventKind::kAlert, EventKind::kNote}) {
+    if (name == to_string(k)) return k;
+  }
+  return std::nullopt;
+}
+
+void append_json(std::string& out, const StepRecord& s) {
+  out += "{\"type\":\"step\"";
+  append_key(out, "step");
+  append_number(out, s.step);
+  append_key(out, "phase");
+  append_number(out, static_cast<int64_t>(s.phase));
+  append_key(out, "epoch");
+  append_number(out, static_cast<int64_t>(s.epoch));
+  append_key(out, "step_in_phase");
+  append_number(out, s.step_in_phase);
+  append_key(out, "wall_ms");
+  append_number(out, s.wall_ms);
+  append_key(out, "device_ms");
+  if (s.device_ms) {
+    append_number(out, *s.device_ms);
+  } else {
+    out += "null";
+  }
+  append_key(out, "loss");
+  append_number(out, s.loss);
+  append_key(out, "head_losses");
+  append_array(out, s.head_losses);
+  append_key(out, "loss_weights");
+  append_array(out, s.loss_weights);
+  append_key(out, "lr");
+  append_number(out, s.lr);
+  if (s.dispatch) append_section(out, "dispatch", *s.dispatch, detail::kDispatchFields);
+  if (s.jit) append_section(out, "jit", *s.jit, detail::kJitFields);
+  if (s.optimizer) append_section(out, "optimizer", *s.optimizer, detail::kOptimizerFields);
+  if (s.placement) append_section(out, "placement", *s.placement, detail::kPlacementFields);
+  if (s.cupti) append_section(out, "cupti", *s.cupti, detail::kCuptiFields);
+  if (!s.alerts.empty()) {
+    append_key(out, "alerts");
+    out += '[';
+    for (size_t i = 0; i < s.alerts.size(); ++i) {
+      if (i) out += ',';
+      append_string(out, s.alerts[i]);
+    }
+    out += ']';
+  }
+  out += '}';
+}
+
+std::string to_json_line(const StepRecord& step) {
+  std::string out;
+  append_json(out, step);
+  return out;
+}
+
+std::string to_json_line(const RunHeader& h) {
+  nlohmann::json j = {{"type", "run"},
+                      {"schema", h.schema},
+                      {"tool", "recompdiag"},
+                      {"tool_version", h.tool_version},
+                      {"mode", h.mode},
+                      {"optimizer_handoff", h.optimizer_handoff},
+                      {"device_requested", h.device_requested},
+                      {"device_used", h.device_used},
+                      {"torch_version", h.torch_version},
+                      {"cuda_available", h.cuda_available},
+                      {"cupti", availability_json(h.cupti)},
+                      {"step_timing", h.step_timing},
+                      {"config", h.config},
+                      {"probes", h.probes},
+                      {"seed", h.seed},
+                      {"start_time", h.start_time},
+                      {"host", h.host}};
+  return j.dump();
+}
+
+std::string to_json_line(const EventRecord& e) {
+  nlohmann::json j = {{"type", "event"}, {"event", to_string(e.kind)}, {"step", e.step},
+                      {"phase", e.phase}, {"reason", e.reason},      {"detail", e.detail}};
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string to_json_line(const RunSummary& s) {
+  nlohmann::json heads = nlohmann::json::array();
+  for (double v : s.final_head_losses) heads.push_back(std::isfinite(v) ? nlohmann::json(v) : nullptr);
+  nlohmann::json j = {{"type", "summary"},
+                      {"steps", s.steps},
+                      {"elapsed_s", s.elapsed_s},
+                      {"compiles", s.compiles},
+                      {"alerts", s.alerts},
+                      {"final_loss", std::isfinite(s.final_loss) ? nlohmann::json(s.final_loss) : nullptr},
+                      {"final_head_losses", heads},
+                      {"status", s.status}};
+  return j.dump();
+}
+
+// ---------------------------------------------------------------------------------------------
+// RunWriter
+
+RunWriter::RunWriter(const std::string& path) : path_(path) {
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    throw InputError("cannot write run file '" + path + "': " + std::strerror(errno));
+  }
+  buffer_.reserve(4096);
+}
+
+RunWriter::~RunWriter() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void RunWriter::write_line() {
+  buffer_ += '\n';
+  const char* p = buffer_.data();
+  size_t left = buffer_.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd_, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw std::runtime_error("writing run file '" + path_ + "': " + std::strerror(errno));
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  ++lines_;
+}
+
+void RunWriter::write(const RunHeader& header) {
+  buffer_ = to_json_line(header);
+  write_line();
+}
+
+void RunWriter::write(const StepRecord& step) {
+  buffer_.clear();
+  append_json(buffer_, step);
+  write_line();
+}
+
+void RunWriter::write(const EventRecord& event) {
+  buffer_ = to_json_line(event);
+  write_line();
+}
+
+void RunWriter::write(const RunSummary& summary) {
+  buffer_ = to_json_line(summary);
+  write_line();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading: simdjson's DOM parser, one line at a time, reused across lines.
+
+namespace {
+
+using simdjson::dom::element;
+using simdjson::dom::object;
+
+class LineError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+double get_double(const element& e) {
+  double d;
+  if (e.is_null()) return std::numeric_limits<double>::quiet_NaN();
+  if (e.get_double().get(d) == simdjson::SUCCESS) return d;
+  int64_t i;
+  if (e.get_int64().get(i) == simdjson::SUCCESS) return static_cast<double>(i);
+  uint64_t u;
+  if (e.get_uint64().get(u) == simdjson::SUCCESS) return static_cast<double>(u);
+  throw LineError("expected a number");
+}
+
+int64_t get_int(const element& e, const char* what) {
+  int64_t i;
+  if (e.get_int64().get(i) == simdjson::SUCCESS) return i;
+  double d;
+  if (e.get_double().get(d) == simdjson::SUCCESS && std::floor(d) == d) return static_cast<int64_t>(d);
+  throw LineError(std::string("'") + what + "' is not an integer");
+}
+
+std::vector<double> get_doubles(const element& e) {
+  std::vector<double> out;
+  simdjson::dom::array arr;
+  if (e.get_array().get(arr) != simdjson::SUCCESS) throw LineError("expected an array of numbers");
+  out.reserve(arr.size());
+  for (element v : arr) out.push_back(get_double(v));
+  return out;
+}
+
+template <class S, size_t N>
+S read_section(const object& obj, const detail::Field<S> (&fields)[N]) {
+  S s{};
+  size_t cursor = 0;
+  for (auto [key, value] : obj) {
+    // Fields arrive in the order the writer emits them; search on from the last match, so a
+    // file of ours costs one comparison per field and a reordered one still reads.
+    for (size_t tried = 0; tried < N; ++tried) {
+      const auto& f = fields[(cursor + tried) % N];
+      if (key != f.name) continue;
+      std::visit(
+          [&](auto member) {
+            using T = std::decay_t<decltype(s.*member)>;
+            if constexpr (std::is_same_v<T, bool>) {
+              bool b = false;
+              if (value.get_bool().get(b) != simdjson::SUCCESS) throw LineError(std::string("'") + f.name + "' is not a boolean");
+              s.*member = b;
+            } else if constexpr (std::is_same_v<T, double>) {
+              s.*member = get_double(value);
+            } else {
+              s.*member = get_int(value, f.name);
+            }
+          },
+          f.member);
+      cursor = (cursor + tried + 1) % N;
+      break;
+    }
+  }
+  return s;
+}
+
+std::string to_std(std::string_view v) { return std::string(v.data(), v.size()); }
+
+nlohmann::json to_nlohmann(const element& e) {
+  // Header and events are rare; a re-parse through nlohmann keeps their free-form parts.
+  return nlohmann::json::parse(simdjson::to_string(e));
+}
+
+StepRecord read_step(const object& obj) {
+  StepRecord s;
+  bool has_wall = false;
+  for (auto [key, value] : obj) {
+    if (key == "step") s.step = get_int(value, "step");
+    else if (key == "phase") s.phase = static_cast<int>(get_int(value, "phase"));
+    else if (key == "epoch") s.epoch = static_cast<int>(get_int(value, "epoch"));
+    else if (key == "step_in_phase") s.step_in_phase = get_int(value, "step_in_phase");
+    else if (key == "wall_ms") { s.wall_ms = get_double(value); has_wall = true; }
+    else if (key == "device_ms") { if (!value.is_null()) s.device_ms = get_double(value); }
+    else if (key == "loss") s.loss = get_double(value);
+    else if (key == "head_losses") s.head_losses = get_doubles(value);
+    else if (key == "loss_weights") s.loss_weights = get_doubles(value);
+    else if (key == "lr") s.lr = get_double(value);
+    else if (key == "dispatch") s.dispatch = read_section(value.get_object().value(), detail::kDispatchFields);
+    else if (key == "jit") s.jit = read_section(value.get_object().value(), detail::kJitFields);
+    else if (key == "optimizer") s.optimizer = read_section(value.get_object().value(), detail::kOptimizerFields);
+    else if (key == "placement") s.placement = read_section(value.get_object().value(), detail::kPlacementFields);
+    else if (key == "cupti") s.cupti = read_section(value.get_object().value(), detail::kCuptiFields);
+    else if (key == "alerts") {
+      for (element a : value.get_array()) s.alerts.push_back(to_std(a.get_string().value()));
+    }
+  }
+  if (!has_wall) throw LineError("step " + std::to_string(s.step) + " has no wall_ms");
+  if (std::isnan(s.wall_ms)) throw LineError("step " + std::to_string(s.step) + " has a NaN or null wall time");
+  if (s.wall_ms < 0) throw LineError("step " + std::to_string(s.step) + " has a negative wall time");
+  if (s.device_ms && (std::isnan(*s.device_ms) || *s.device_ms < 0))
+    throw LineError("step " + std::to_string(s.step) + " has a NaN or negative device time");
+  return s;
+}
+
+RunHeader read_header(const element& e) {
+  nlohmann::json j = to_nlohmann(e);
+  if (!j.contains("schema") || !j["schema"].is_number_integer())
+    throw LineError("run header has no integer 'schema'");
+  RunHeader h;
+  h.schema = j["schema"].get<int>();
+  if (h.schema != kRunSchemaVersion) {
+    throw LineError("unknown schema version " + std::to_string(h.schema) + " (this recompdiag reads " +
+                    std::to_string(kRunSchemaVersion) + ")");
+  }
+  auto str = [&](const char* k) { return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : std::string(); };
+  h.tool_version = str("tool_version");
+  h.mode = str("mode");
+  h.optimizer_handoff = str("optimizer_handoff");
+  h.device_requested = str("device_requested");
+  h.device_used = str("device_used");
+  h.torch_version = str("torch_version");
+  h.cuda_available = j.value("cuda_available", false);
+  if (j.contains("cupti") && j["cupti"].is_object()) {
+    h.cupti.available = j["cupti"].value("available", false);
+    h.cupti.reason = j["cupti"].value("reason", "");
+  }
+  h.step_timing = str("step_timing");
+  if (j.contains("config")) h.config = j["config"];
+  if (j.contains("probes")) h.probes = j["probes"];
+  h.seed = j.value("seed", uint64_t{0});
+  h.start_time = str("start_time");
+  h.host = str("host");
+  return h;
+}
+
+EventRecord read_event(const element& e) {
+  nlohmann::json j = to_nlohmann(e);
+  EventRecord ev;
+  auto kind = parse_event_kind(j.value("event", ""));
+  if (!kind) throw LineError("unknown event '" + j.value("event", "") + "'");
+  ev.kind = *kind;
+  ev.step = j.value("step", int64_t{0});
+  ev.phase = j.value("phase", 1);
+  ev.reason = j.value("reason", "");
+  if (j.contains("detail")) ev.detail = j["detail"];
+  return ev;
+}
+
+RunSummary read_summary(const element& e) {
+  nlohmann::json j = to_nlohmann(e);
+  RunSummary s;
+  auto num = [&](const char* k) {
+    return j.contains(k) && j[k].is_number() ? j[k].get<double>() : std::numeric_limits<double>::quiet_NaN();
+  };
+  s.steps = j.value("steps", int64_t{0});
+  s.elapsed_s = num("elapsed_s");
+  s.compiles = j.value("compiles", int64_t{0});
+  s.alerts = j.value("alerts", int64_t{0});
+  s.final_loss = num("final_loss");
+  if (j.contains("final_head_losses"))
+    for (const auto& v : j["final_head_losses"]) s.final_head_losses.push_back(v.is_number() ? v.get<double>() : std::numeric_limits<double>::quiet_NaN());
+  s.status = j.value("status", "completed");
+  return s;
+}
+
+/// Feeds lines one at a time; keeps the state needed to accept a truncated last line.
+class RunFileBuilder {
+ public:
+  explicit RunFileBuilder(RunFile& out) : out_(out) {}
+
+  /// `line` must be followed by at least SIMDJSON_PADDING readable bytes.
+  void feed(const char* data, size_t len, int64_t line_no) {
+    while (len > 0 && (data[len - 1] == '\r' || data[len - 1] == ' ' || data[len - 1] == '\t')) --len;
+    size_t start = 0;
+    while (start < len && (data[start] == ' ' || data[start] == '\t')) ++start;
+    if (start == len) {
+      out_.skipped.push_back({line_no, "blank line"});
+      return;
+    }
+    if (pending_error_) fail(pending_line_, *pending_error_);
+    try {
+      element root;
+      auto err = parser_.parse(data + start, len - start, false).get(root);
+      if (err) throw LineError(std::string("not valid JSON (") + simdjson::error_message(err) + ")");
+      object obj;
+      if (root.get_object().get(obj) != simdjson::SUCCESS) throw LineError("not a JSON object");
+      std::string_view type;
+      if (obj["type"].get_string().get(type) != simdjson::SUCCESS) throw LineError("no \"type\" field");
+      if (!have_header_) {
+        if (type != "run") throw LineError("not a recompdiag run file: the first line is not a run header (\"type\":\"run\")");
+        out_.header = read_header(root);
+        have_header_ = true;
+      } else if (type == "step") {
+        out_.steps.push_back(read_step(obj));
+      } else if (type == "event") {
+        out_.events.push_back(read_event(root));
+      } else if (type == "summary") {
+        out_.summary = read_summary(root);
+      } else if (type == "run") {
+        throw LineError("a second run header");
+      } else {
+        out_.skipped.push_back({line_no, "unknown record type '" + to_std(type) + "'"});
+      }
+    } catch (const LineError& e) {
+      // A broken line is fatal unless it turns out to be the last one (a run killed mid-write);
+      // a header that is not one is fatal at once.
+      if (!have_header_) fail(line_no, e.what());
+      if (std::string_view(e.what()).rfind("not valid JSON", 0) != 0) fail(line_no, e.what());
+      pending_error_ = e.what();
+      pending_line_ = line_no;
+    } catch (const nlohmann::json::exception& e) {
+      fail(line_no, e.what());
+    } catch (const simdjson::simdjson_error& e) {
+      fail(line_no, e.what());
+    }
+  }
+
+  void finish() {
+    if (pending_error_) out_.skipped.push_back({pending_line_, "truncated last line: " + *pending_error_});
+    if (!have_header_) throw InputError(out_.path + ": empty file, not a recompdiag run file");
+  }
+
+ private:
+  [[noreturn]] void fail(int64_t line, const std::string& why) {
+    throw InputError(out_.path + ":" + std::to_string(line) + ": " + why);
+  }
+
+  RunFile& out_;
+  simdjson::dom::parser parser_;
+  bool have_header_ = false;
+  std::optional<std::string> pending_error_;
+  int64_t pending_line_ = 0;
+};
+
+}  // namespace
+
+RunFile parse_run_file(const std::string& text, const std::string& name) {
+  RunFile out;
+  out.path = name;
+  simdjson::padded_string padded(text);
+  RunFileBuilder builder(out);
+  const char* p = padded.data();
+  const char* end = p + padded.size();
+  int64_t line_no = 0;
+  while (p < end) {
+    const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+    const char* line_end = nl ? nl : end;
+    builder.feed(p, static_cast<size_t>(line_end - p), ++line_no);
+    p = nl ? nl + 1 : end;
+  }
+  builder.finish();
+  return out;
+}
+
+RunFile read_run_file(const std::string& path) {
+  RunFile out;
+  out.path = path;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(path + ": cannot open run file: " + std::strerror(errno));
+  // Stream in large chunks so memory follows the records, not the file size; every line handed
+  // to the parser is followed by padding or by the rest of the chunk.
+  constexpr size_t kChunk = 8u << 20;
+  std::vector<char> buf(kChunk + simdjson::SIMDJSON_PADDING);
+  size_t have = 0;
+  int64_t line_no = 0;
+  RunFileBuilder builder(out);
+  bool eof = false;
+  try {
+    while (!eof) {
+      if (have == buf.size() - simdjson::SIMDJSON_PADDING) {  // one line longer than the buffer
+        buf.resize(buf.size() * 2);
+      }
+      ssize_t n = ::read(fd, buf.data() + have, buf.size() - simdjson::SIMDJSON_PADDING - have);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        throw InputError(path + ": read failed: " + std::strerror(errno));
+      }
+      eof = (n == 0);
+      have += static_cast<size_t>(n);
+      std::memset(buf.data() + have, 0, simdjson::SIMDJSON_PADDING);
+      size_t pos = 0;
+      while (pos < have) {
+        const char* start = buf.data() + pos;
+        const char* nl = static_cast<const char*>(std::memchr(start, '\n', have - pos));
+        if (!nl) {
+          if (!eof) break;  // wait for the rest of the line
+          builder.feed(start, have - pos, ++line_no);
+          pos = have;
+          break;
+        }
+        builder.feed(start, static_cast<size_t>(nl - start), ++line_no);
+        pos = static_cast<size_t>(nl - buf.data()) + 1;
+      }
+      std::memmove(buf.data(), buf.data() + pos, have - pos);
+      have -= pos;
+    }
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  builder.finish();
+  return out;
+}
+
+}  // namespace recompdiag

@@ -1,0 +1,174 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include "recompdiag/core/error.h"
+#include "recompdiag/core/run_io.h"
+#include "test_util.h"
+
+using namespace recompdiag;
+
+namespace {
+
+StepRecord sample_step(int64_t i) {
+  StepRecord s;
+  s.step = i;
+  s.phase = i < 3 ? 1 : 2;
+  s.epoch = static_cast<int>(i / 2);
+  s.step_in_phase = i % 3;
+  s.wall_ms = 1.5 + static_cast<double>(i);
+  s.loss = 0.25 * static_cast<double>(i + 1);
+  s.head_losses = {0.1, 0.2};
+  s.loss_weights = {0.7, 0.3};
+  s.lr = 0.01;
+  return s;
+}
+
+RunHeader sample_header() {
+  RunHeader h;
+  h.tool_version = "test";
+  h.mode = "mutable";
+  h.optimizer_handoff = "none";
+  h.device_requested = "auto";
+  h.device_used = "cpu";
+  h.config = {{"epochs", {2, 1}}};
+  h.seed = 7;
+  return h;
+}
+
+}  // namespace
+
+TEST_CASE("a step round-trips through its JSON line, probe sections included") {
+  StepRecord s = sample_step(4);
+  s.device_ms = 0.75;
+  s.dispatch = DispatchStats{};
+  s.dispatch->ops = 42;
+  s.dispatch->bytes_h2d = int64_t{1} << 40;
+  s.dispatch->sampled = false;
+  s.jit = JitStats{2, 1, 1};
+  s.optimizer = OptimizerStats{};
+  s.optimizer->state_reset = true;
+  s.optimizer->lr_effective = 0.001;
+  s.cupti = CuptiStats{};
+  s.cupti->kernel_ms = 0.125;
+  s.alerts = {"compile_after_warmup", "odd \"name\""};
+
+  std::string text = to_json_line(sample_header()) + "\n" + to_json_line(s) + "\n";
+  RunFile f = parse_run_file(text, "mem");
+  REQUIRE(f.steps.size() == 1);
+  const StepRecord& r = f.steps[0];
+  CHECK(r.step == 4);
+  CHECK(r.phase == 2);
+  CHECK(r.wall_ms == doctest::Approx(5.5));
+  REQUIRE(r.device_ms);
+  CHECK(*r.device_ms == 0.75);
+  CHECK(r.head_losses == std::vector<double>{0.1, 0.2});
+  REQUIRE(r.dispatch);
+  CHECK(r.dispatch->ops == 42);
+  CHECK(r.dispatch->bytes_h2d == (int64_t{1} << 40));
+  CHECK_FALSE(r.dispatch->sampled);
+  REQUIRE(r.jit);
+  CHECK(r.jit->compiles == 2);
+  CHECK(r.jit->plan_builds == 1);
+  REQUIRE(r.optimizer);
+  CHECK(r.optimizer->state_reset);
+  CHECK(r.optimizer->lr_effective == 0.001);
+  CHECK_FALSE(r.placement);
+  REQUIRE(r.cupti);
+  CHECK(r.cupti->kernel_ms == 0.125);
+  CHECK(r.alerts == s.alerts);
+  CHECK(f.header.seed == 7);
+  CHECK(f.header.config["epochs"][0] == 2);
+}
+
+TEST_CASE("the writer produces a file the reader loads whole") {
+  test::TempDir dir;
+  std::string path = dir.file("writer.jsonl");
+  {
+    RunWriter w(path);
+    w.write(sample_header());
+    w.write(EventRecord{EventKind::kCompile, 0, 1, "initial", {{"loss_weights", {0.7, 0.3}}}});
+    for (int i = 0; i < 5; ++i) w.write(sample_step(i));
+    RunSummary sum;
+    sum.steps = 5;
+    sum.final_head_losses = {0.1, NAN};
+    w.write(sum);
+    CHECK(w.lines() == 8);
+  }
+  RunFile f = read_run_file(path);
+  CHECK(f.header.mode == "mutable");
+  CHECK(f.steps.size() == 5);
+  REQUIRE(f.events.size() == 1);
+  CHECK(f.events[0].kind == EventKind::kCompile);
+  CHECK(f.events[0].reason == "initial");
+  REQUIRE(f.summary);
+  CHECK(f.summary->steps == 5);
+  CHECK(std::isnan(f.summary->final_head_losses[1]));
+  CHECK(f.skipped.empty());
+}
+
+TEST_CASE("blank lines, unknown fields and a truncated last line are tolerated and reported") {
+  std::string text = to_json_line(sample_header()) + "\n\n" +
+                     R"({"type":"step","step":0,"wall_ms":1,"future_field":{"x":[1,2]},"loss":0.5})" "\n" +
+                     to_json_line(sample_step(1)) + "\n" + R"({"type":"step","step":2,"wa)";
+  RunFile f = parse_run_file(text, "mem.jsonl");
+  CHECK(f.steps.size() == 2);
+  CHECK(f.steps[0].loss == 0.5);
+  REQUIRE(f.skipped.size() == 2);
+  CHECK(f.skipped[0].line == 2);
+  CHECK(f.skipped[0].why == "blank line");
+  CHECK(f.skipped[1].line == 5);
+  CHECK(f.skipped[1].why.find("truncated last line") == 0);
+  CHECK_FALSE(f.summary);
+}
+
+TEST_CASE("bad files are rejected with the file and line named") {
+  auto error_of = [](const std::string& text) {
+    try {
+      parse_run_file(text, "bad.jsonl");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(error_of("") == "bad.jsonl: empty file, not a recompdiag run file");
+  CHECK(error_of("{\"a\":1}\n").find("bad.jsonl:1: ") == 0);
+  CHECK(error_of("hello world\n").find("bad.jsonl:1: ") == 0);
+  CHECK(error_of(R"({"type":"run","schema":99})").find("unknown schema version 99") != std::string::npos);
+
+  std::string header = to_json_line(sample_header()) + "\n";
+  std::string broken_middle = header + "{\"type\":\"st\n" + to_json_line(sample_step(1)) + "\n";
+  CHECK(error_of(broken_middle).find("bad.jsonl:2: not valid JSON") == 0);
+  CHECK(error_of(header + R"({"type":"step","step":3,"wall_ms":-1})").find("bad.jsonl:2: step 3 has a negative wall time") == 0);
+  CHECK(error_of(header + R"({"type":"step","step":3,"wall_ms":null})").find("NaN") != std::string::npos);
+  CHECK(error_of(header + to_json_line(sample_header())).find("bad.jsonl:2: a second run header") == 0);
+}
+
+TEST_CASE("a missing file and an unwritable path are input errors") {
+  CHECK_THROWS_AS(read_run_file("/nonexistent/dir/run.jsonl"), InputError);
+  CHECK_THROWS_AS(RunWriter("/nonexistent/dir/run.jsonl"), InputError);
+}
+
+TEST_CASE("the streaming reader handles lines across its chunk boundary") {
+  test::TempDir dir;
+  std::string path = dir.file("big.jsonl");
+  const int n = 60000;  // ~12 MB: crosses the reader's 8 MiB chunk
+  {
+    RunWriter w(path);
+    w.write(sample_header());
+    for (int i = 0; i < n; ++i) {
+      StepRecord s = sample_step(i);
+      s.dispatch = DispatchStats{};
+      s.dispatch->ops = i;
+      w.write(s);
+    }
+  }
+  RunFile f = read_run_file(path);
+  REQUIRE(f.steps.size() == static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    if (f.steps[i].step != i || f.steps[i].dispatch->ops != i) {
+      FAIL("step " << i << " read back wrong");
+    }
+  }
+}
