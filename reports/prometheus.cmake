@@ -1,0 +1,23 @@
+# Included from reports/CMakeLists.txt: the recompdiag::prometheus target, kept in its own file
+# so the live-metrics target and the renderers can change without editing the same lines.
+# recompdiag::prometheus: live metrics (issue 5). Always defined so the trainer links it without an
+# #if; the exporter itself is in the source list only when prometheus-cpp was found, otherwise the
+# factory refuses --metrics-addr/--pushgateway with an InputError. No LibTorch here.
+if(RECOMPDIAG_HAVE_PROMETHEUS)
+  set(recompdiag_prometheus_impl src/prometheus_exporter.cpp)
+else()
+  set(recompdiag_prometheus_impl src/prometheus_exporter_off.cpp)
+endif()
+add_library(recompdiag_prometheus src/metrics_options.cpp ${recompdiag_prometheus_impl})
+add_library(recompdiag::prometheus ALIAS recompdiag_prometheus)
+set_target_properties(recompdiag_prometheus PROPERTIES
+  EXPORT_NAME prometheus POSITION_INDEPENDENT_CODE ON)
+target_include_directories(recompdiag_prometheus PUBLIC
+  $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
+  $<INSTALL_INTERFACE:include>)
+target_link_libraries(recompdiag_prometheus
+  PUBLIC recompdiag::core CLI11::CLI11
+  PRIVATE Threads::Threads $<BUILD_INTERFACE:recompdiag_warnings>)
+if(RECOMPDIAG_HAVE_PROMETHEUS)
+  target_link_libraries(recompdiag_prometheus PRIVATE prometheus-cpp::pull prometheus-cpp::push)
+endif()
