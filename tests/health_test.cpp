@@ -1,0 +1,202 @@
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "recompdiag/core/health.h"
+
+using namespace recompdiag;
+
+namespace {
+
+StepRecord step_at(int64_t step, double wall_ms = 10.0) {
+  StepRecord rec;
+  rec.step = step;
+  rec.wall_ms = wall_ms;
+  return rec;
+}
+
+bool has_rule(const std::vector<Alert> &alerts, const std::string &rule) {
+  for (const auto &a : alerts) {
+    if (a.rule == rule)
+      return true;
+  }
+  return false;
+}
+
+HealthOptions quick_options() {
+  HealthOptions o;
+  o.warmup_steps = 3;
+  o.min_window = 3;
+  o.rolling_window = 5;
+  o.repeat_after_steps = 0;
+  return o;
+}
+
+} // namespace
+
+TEST_CASE("health: compiles during warm-up are quiet, after warm-up alert with "
+          "the reason") {
+  HealthMonitor health(quick_options());
+  StepRecord rec = step_at(0);
+  rec.jit = JitStats{1, 1, 1};
+  CHECK(health.evaluate(rec).empty());
+
+  EventRecord compile;
+  compile.kind = EventKind::kCompile;
+  compile.step = 7;
+  compile.reason = "phase 2: recompile with new loss weights";
+  health.note_event(compile);
+  rec = step_at(7);
+  rec.jit = JitStats{1, 2, 1};
+  auto alerts = health.evaluate(rec);
+  REQUIRE(alerts.size() == 1);
+  CHECK(alerts[0].rule == rules::kCompileAfterWarmup);
+  CHECK(alerts[0].step == 7);
+  CHECK(alerts[0].evidence.find("phase 2: recompile") != std::string::npos);
+  CHECK(alerts[0].evidence.find("2 optimized-plan build") != std::string::npos);
+  CHECK_FALSE(alerts[0].advice.empty());
+
+  rec = step_at(8);
+  rec.jit = JitStats{};
+  CHECK_FALSE(has_rule(health.evaluate(rec), rules::kCompileAfterWarmup));
+}
+
+TEST_CASE("health: new signatures after warm-up are cache misses") {
+  HealthMonitor health(quick_options());
+  StepRecord rec = step_at(1);
+  rec.dispatch = DispatchStats{};
+  rec.dispatch->new_signatures = 40;
+  CHECK(health.evaluate(rec).empty());
+  rec = step_at(5);
+  rec.dispatch = DispatchStats{};
+  rec.dispatch->new_signatures = 2;
+  CHECK(has_rule(health.evaluate(rec), rules::kCacheMissAfterWarmup));
+  rec = step_at(6);
+  rec.cupti = CuptiStats{};
+  rec.cupti->module_loads = 1;
+  CHECK(has_rule(health.evaluate(rec), rules::kCacheMissAfterWarmup));
+}
+
+TEST_CASE("health: host ops, copies and syncs alert only when the expected "
+          "device is CUDA") {
+  StepRecord rec = step_at(10);
+  rec.dispatch = DispatchStats{};
+  rec.dispatch->ops = 100;
+  rec.dispatch->host_ops = 5;
+  rec.dispatch->copies_d2h = 1;
+  rec.dispatch->syncs = 2;
+  rec.dispatch->recorder_syncs = 1;
+
+  HealthMonitor on_cpu(quick_options(), "cpu");
+  CHECK(on_cpu.evaluate(rec).empty());
+
+  HealthMonitor on_cuda(quick_options(), "cuda:0");
+  auto alerts = on_cuda.evaluate(rec);
+  CHECK(has_rule(alerts, rules::kHostOps));
+  CHECK(has_rule(alerts, rules::kCrossDeviceCopies));
+  CHECK(has_rule(alerts, rules::kHostSyncs));
+
+  // The recorder's own reads and the default h2d allowance do not alert.
+  rec.step = 11;
+  rec.dispatch = DispatchStats{};
+  rec.dispatch->recorder_syncs = 3;
+  rec.dispatch->copies_h2d = 2;
+  CHECK(on_cuda.evaluate(rec).empty());
+
+  // An unsampled step has no counters to judge.
+  rec.step = 12;
+  rec.dispatch = DispatchStats{};
+  rec.dispatch->sampled = false;
+  rec.dispatch->syncs = 9;
+  CHECK(on_cuda.evaluate(rec).empty());
+}
+
+TEST_CASE("health: optimizer findings") {
+  HealthMonitor health(quick_options());
+  StepRecord rec = step_at(0);
+  rec.optimizer = OptimizerStats{};
+  rec.optimizer->state_off_device = 2;
+  rec.optimizer->state_missing = 1;
+  rec.optimizer->state_reset = true;
+  rec.optimizer->lr_requested = 1e-3;
+  rec.optimizer->lr_effective = 1e-2;
+  auto alerts = health.evaluate(rec);
+  CHECK(has_rule(alerts, rules::kOptimizerStateOffDevice));
+  CHECK(has_rule(alerts, rules::kOptimizerStateMissing));
+  CHECK(has_rule(alerts, rules::kOptimizerStateReset));
+  CHECK(has_rule(alerts, rules::kLrNotInEffect));
+
+  rec = step_at(1);
+  rec.optimizer = OptimizerStats{};
+  rec.optimizer->state_dtype_mismatch = 1;
+  rec.optimizer->lr_requested = 1e-3;
+  rec.optimizer->lr_effective = 1e-3;
+  alerts = health.evaluate(rec);
+  CHECK(has_rule(alerts, rules::kOptimizerStateOffDevice));
+  CHECK_FALSE(has_rule(alerts, rules::kLrNotInEffect));
+
+  // lr_requested == 0 means "not told": no lr check.
+  rec = step_at(2);
+  rec.optimizer = OptimizerStats{};
+  rec.optimizer->lr_effective = 5.0;
+  CHECK(health.evaluate(rec).empty());
+}
+
+TEST_CASE("health: placement and drops") {
+  HealthMonitor health(quick_options());
+  StepRecord rec = step_at(0);
+  rec.placement = PlacementStats{0, 1, 0};
+  rec.dispatch = DispatchStats{};
+  rec.dispatch->dropped = 3;
+  auto alerts = health.evaluate(rec);
+  CHECK(has_rule(alerts, rules::kPlacement));
+  CHECK(has_rule(alerts, rules::kProbeDrops));
+}
+
+TEST_CASE("health: slow step against the rolling median of recent steps") {
+  HealthMonitor health(quick_options());
+  const double times[] = {50, 10, 11,
+                          9,  10, 10}; // step 0 is warm-up and slow: no alert
+  int64_t s = 0;
+  for (double t : times)
+    CHECK(health.evaluate(step_at(s++, t)).empty());
+  // Window holds the last 5: 10 11 9 10 10 -> median 10.
+  CHECK(health.rolling_median() == doctest::Approx(10.0));
+  CHECK(health.window_size() == 5);
+  auto alerts = health.evaluate(step_at(s++, 16.0));
+  REQUIRE(alerts.size() == 1);
+  CHECK(alerts[0].rule == rules::kSlowStep);
+  CHECK(alerts[0].evidence.find("1.6x") != std::string::npos);
+  CHECK(health.evaluate(step_at(s++, 14.0)).empty()); // 1.4x: below the factor
+  // Bounded: the window never grows past its capacity.
+  for (int i = 0; i < 100; ++i)
+    health.evaluate(step_at(s++, 10.0));
+  CHECK(health.window_size() == 5);
+}
+
+TEST_CASE("health: an alert is not repeated within repeat_after_steps") {
+  HealthOptions o = quick_options();
+  o.repeat_after_steps = 10;
+  HealthMonitor health(o);
+  auto reset_at = [](int64_t s) {
+    StepRecord rec = step_at(s);
+    rec.optimizer = OptimizerStats{};
+    rec.optimizer->state_reset = true;
+    return rec;
+  };
+  CHECK(health.evaluate(reset_at(20)).size() == 1);
+  CHECK(health.evaluate(reset_at(25)).empty());
+  CHECK(health.suppressed() == 1);
+  CHECK(health.evaluate(reset_at(30)).size() == 1);
+}
+
+TEST_CASE("health: an alert becomes an event") {
+  Alert alert{rules::kHostSyncs, 12, 2, "3 host syncs", "read less often"};
+  EventRecord event = to_event(alert);
+  CHECK(event.kind == EventKind::kAlert);
+  CHECK(event.step == 12);
+  CHECK(event.phase == 2);
+  CHECK(event.reason == "host_syncs: 3 host syncs");
+  CHECK(event.detail["advice"] == "read less often");
+}
