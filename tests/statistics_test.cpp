@@ -1,11 +1,11 @@
+#include "recompdiag/core/statistics.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
-
-#include "recompdiag/core/statistics.h"
 
 using namespace recompdiag::stats;
 

@@ -45,7 +45,8 @@ double median(std::vector<double> values) {
   std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
   const double upper = values[mid];
   if (n % 2 == 1) return upper;
-  const double lower = *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
+  const double lower =
+      *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
   return 0.5 * (lower + upper);
 }
 
@@ -132,8 +133,7 @@ RatioInterval bootstrap_median_ratio(const std::vector<double>& a, const std::ve
 double normal_upper_tail(double z) { return 0.5 * std::erfc(z / std::sqrt(2.0)); }
 
 MannWhitneyResult mann_whitney_u_sorted(const std::vector<double>& sorted_a,
-                                        const std::vector<double>& sorted_b,
-                                        int64_t min_samples) {
+                                        const std::vector<double>& sorted_b, int64_t min_samples) {
   MannWhitneyResult out;
   out.n_a = static_cast<int64_t>(sorted_a.size());
   out.n_b = static_cast<int64_t>(sorted_b.size());

@@ -40,9 +40,9 @@ MeanVariance mean_variance(const std::vector<double>& values);
 
 /// Settings of the bootstrap.
 struct BootstrapOptions {
-  int resamples = 2000;     ///< Bootstrap replicates.
-  double confidence = 0.95; ///< Two-sided coverage of the percentile interval.
-  uint64_t seed = 20240501; ///< Seed of the generator; the same seed gives the same interval.
+  int resamples = 2000;      ///< Bootstrap replicates.
+  double confidence = 0.95;  ///< Two-sided coverage of the percentile interval.
+  uint64_t seed = 20240501;  ///< Seed of the generator; the same seed gives the same interval.
 };
 
 /// A ratio with its bootstrap percentile interval.

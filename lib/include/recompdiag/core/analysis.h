@@ -1,0 +1,207 @@
+#pragma once
+/// \file
+/// Analysis of one run: per-phase step-time statistics with warm-up excluded, the cost of each
+/// phase switch, probe counts per phase and around each switch, slow stretches with the probe
+/// signals that coincide with them, and the training outcome.
+///
+/// analyze_run() is a pure function of a RunFile: it returns plain structs that renderers format.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "recompdiag/core/record.h"
+#include "recompdiag/core/run_io.h"
+
+namespace recompdiag {
+
+/// Settings of analyze_run(); the defaults suit CPU and GPU step times alike.
+struct AnalysisOptions {
+  /// Warm-up ends at the first step at steady state after which at most one of the next
+  /// `warmup_window` steps is above the steady threshold.
+  int64_t warmup_window = 5;
+  /// A step is at steady state when at most (1 + tolerance) x the phase's reference median, or
+  /// within 3 robust sigmas of it, whichever is wider.
+  double warmup_tolerance = 0.10;
+  /// Warm-up never takes more than this fraction of a phase.
+  double max_warmup_fraction = 0.5;
+  /// A step slower than `slow_factor` x its phase's steady median is part of a slow stretch.
+  double slow_factor = 2.0;
+  /// Slow stretches kept, the costliest first (all are counted).
+  size_t max_slow_stretches = 20;
+  /// Steps before a phase switch counted as "around the switch".
+  int64_t switch_window_before = 2;
+  /// Steps after the switch counted as around it, at least (the recovery is always included).
+  int64_t switch_window_after = 10;
+  /// Steps averaged on each side of a switch for the loss jump.
+  int64_t loss_window = 3;
+  /// Most points per chart series; longer runs are bucketed.
+  size_t chart_points = 1200;
+};
+
+/// Sums of the probe counters over a set of steps. `has_*` tells whether the probe section was
+/// present on any of those steps: absent means "not measured", never zero.
+struct ProbeCounts {
+  int64_t steps = 0;
+  bool has_jit = false;
+  bool has_dispatch = false;
+  bool has_cupti = false;
+  bool has_optimizer = false;
+  int64_t jit_compiles = 0;
+  int64_t jit_plan_builds = 0;  ///< New graph-executor specializations: JIT cache misses.
+  int64_t jit_profiling_runs = 0;
+  int64_t new_signatures = 0;  ///< First-seen dispatcher signatures.
+  int64_t host_ops = 0;
+  int64_t copies = 0;  ///< Cross-device copies, all directions.
+  int64_t copy_bytes = 0;
+  int64_t syncs = 0;
+  int64_t new_kernels = 0;
+  int64_t module_loads = 0;
+  int64_t graph_instantiations = 0;
+  int64_t optimizer_resets = 0;            ///< Steps whose optimizer step counter fell.
+  int64_t optimizer_state_off_device = 0;  ///< Largest count seen on one step.
+  int64_t optimizer_state_missing = 0;     ///< Largest count seen on one step.
+  int64_t compile_events = 0;              ///< "compile" events at these steps.
+  int64_t alerts = 0;                      ///< Alerts raised at these steps.
+
+  /// All cache misses: JIT plan builds, first-seen signatures and kernels, module loads and CUDA
+  /// graph instantiations.
+  int64_t cache_misses() const {
+    return jit_plan_builds + new_signatures + new_kernels + module_loads + graph_instantiations;
+  }
+};
+
+/// Step-time statistics of a set of steps, in milliseconds.
+struct StepTimeSummary {
+  int64_t n = 0;
+  double median_ms = 0.0;
+  double p95_ms = 0.0;
+  double mad_ms = 0.0;  ///< Median absolute deviation, unscaled.
+  double mean_ms = 0.0;
+  double stddev_ms = 0.0;
+  double min_ms = 0.0;
+  double max_ms = 0.0;
+  double total_s = 0.0;
+};
+
+/// One phase of one run.
+struct PhaseAnalysis {
+  int phase = 1;
+  int64_t first_step = 0;
+  int64_t last_step = 0;
+  int64_t warmup_steps = 0;     ///< Leading steps excluded from the steady state.
+  double warmup_extra_s = 0.0;  ///< Time the warm-up spent over the steady median.
+  StepTimeSummary all;          ///< Every step of the phase.
+  StepTimeSummary steady;       ///< Warm-up excluded.
+  ProbeCounts counts;           ///< Every step of the phase.
+  ProbeCounts steady_counts;    ///< Warm-up excluded: the baseline rate of each signal.
+  double final_loss = 0.0;      ///< Loss of the phase's last step.
+  std::vector<double> final_head_losses;
+  /// Steady-state step times, sorted ascending; what compare_runs() tests. Not for display.
+  std::vector<double> steady_sorted_ms;
+};
+
+/// Losses on both sides of a phase switch (means over AnalysisOptions::loss_window steps).
+struct LossJump {
+  double total_before = 0.0;
+  double total_after = 0.0;
+  std::vector<double> head_before;  ///< Unweighted per head.
+  std::vector<double> head_after;
+  std::vector<double> head_jump;  ///< after - before, per head.
+};
+
+/// The cost of one phase switch: the "recompile tax".
+struct SwitchCost {
+  int from_phase = 1;
+  int to_phase = 2;
+  int64_t switch_step = 0;        ///< First step of the new phase.
+  double extra_s = 0.0;           ///< Time over the new phase's steady median until recovery.
+  int64_t recovery_steps = 0;     ///< Steps until back at steady state (the phase's warm-up).
+  double first_step_ms = 0.0;     ///< Wall time of the first step after the switch.
+  double first_step_ratio = 0.0;  ///< first_step_ms over the new phase's steady median.
+  ProbeCounts around;             ///< Counts in the window around the switch.
+  LossJump loss;
+};
+
+/// A compile event from the run file.
+struct CompileEvent {
+  int64_t step = 0;
+  int phase = 1;
+  std::string reason;
+};
+
+/// An alert raised during the run (from a step's alert list or an alert event).
+struct AlertInstance {
+  int64_t step = 0;
+  int phase = 1;
+  std::string rule;
+  std::string message;  ///< Empty for alerts known only by rule name.
+};
+
+/// One probe signal coinciding with a slow stretch.
+struct Signal {
+  std::string kind;  ///< Stable key: "jit_compiles", "optimizer_reset", ...
+  int64_t count = 0;
+  double score = 0.0;  ///< Rank key: count x a prior cost weight of the signal kind.
+  std::string text;    ///< "2 JIT compiles (reason: ...)".
+};
+
+/// A stretch of consecutive slow steps and what coincides with it.
+struct SlowStretch {
+  int64_t first_step = 0;
+  int64_t last_step = 0;
+  int phase = 1;
+  double mean_ratio = 0.0;  ///< Mean step time over the stretch / the phase's steady median.
+  double max_ratio = 0.0;
+  double extra_s = 0.0;         ///< Time over the steady median.
+  std::vector<Signal> signals;  ///< Ranked, strongest first.
+  std::string sentence;         ///< One actionable sentence.
+};
+
+/// How training ended.
+struct TrainingOutcome {
+  bool finished = false;  ///< The run file has a summary line.
+  double final_loss = 0.0;
+  std::vector<double> final_head_losses;
+};
+
+/// One point of the per-step charts; a bucket of consecutive steps for long runs.
+struct ChartBucket {
+  int64_t first_step = 0;
+  int64_t last_step = 0;
+  int phase = 1;
+  bool warmup = false;  ///< Any step of the bucket is in a warm-up.
+  double wall_min_ms = 0.0;
+  double wall_mean_ms = 0.0;
+  double wall_max_ms = 0.0;
+  int64_t compiles = 0;             ///< JIT compiles and compile events.
+  int64_t cache_misses = 0;         ///< See ProbeCounts::cache_misses().
+  std::vector<double> head_losses;  ///< Mean per head.
+};
+
+/// Everything analyze_run() finds in one run.
+struct RunAnalysis {
+  std::string path;
+  RunHeader header;
+  std::optional<RunSummary> summary;
+  int64_t steps = 0;
+  double total_wall_s = 0.0;
+  std::vector<PhaseAnalysis> phases;  ///< In phase order.
+  std::vector<SwitchCost> switches;   ///< One per phase after the first.
+  std::vector<CompileEvent> compiles;
+  std::vector<AlertInstance> alerts;
+  int64_t slow_stretch_count = 0;           ///< All stretches found.
+  std::vector<SlowStretch> slow_stretches;  ///< The costliest, in step order.
+  TrainingOutcome outcome;
+  std::vector<ChartBucket> chart;
+  std::vector<std::string> warnings;  ///< Skipped lines, an unfinished run, ...
+};
+
+/// Analyzes one run. Never throws for a valid RunFile; a run without steps gives empty phases.
+RunAnalysis analyze_run(const RunFile& run, const AnalysisOptions& options = {});
+
+/// Index of `phase` in analysis.phases, or nullopt.
+std::optional<size_t> find_phase(const RunAnalysis& analysis, int phase);
+
+}  // namespace recompdiag

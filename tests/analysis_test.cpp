@@ -1,0 +1,194 @@
+#include "recompdiag/core/analysis.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+using namespace recompdiag;
+
+namespace {
+
+// A run whose step times are given per phase; steps carry a jit and optimizer section.
+RunFile make_run(const std::vector<std::vector<double>>& phases_ms) {
+  RunFile run;
+  run.path = "mem.jsonl";
+  run.header.mode = "recompile";
+  run.header.config = {{"optimizer", "adam"}};
+  int64_t step = 0;
+  for (size_t p = 0; p < phases_ms.size(); ++p) {
+    const int phase = static_cast<int>(p) + 1;
+    run.events.push_back({EventKind::kPhaseStart, step, phase, "", nlohmann::json::object()});
+    for (size_t i = 0; i < phases_ms[p].size(); ++i, ++step) {
+      StepRecord s;
+      s.step = step;
+      s.phase = phase;
+      s.step_in_phase = static_cast<int64_t>(i);
+      s.wall_ms = phases_ms[p][i];
+      s.loss = phase == 1 ? 1.0 : 2.0;
+      s.head_losses = {phase == 1 ? 0.5 : 0.8, 0.3};
+      s.jit = JitStats{};
+      s.optimizer = OptimizerStats{};
+      run.steps.push_back(s);
+    }
+  }
+  return run;
+}
+
+std::vector<double> steady(size_t n, double ms) {
+  std::vector<double> v;
+  for (size_t i = 0; i < n; ++i) v.push_back(ms * (1.0 + 0.01 * static_cast<double>(i % 3)));
+  return v;
+}
+
+std::vector<double> concat(std::vector<double> a, const std::vector<double>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("warm-up steps are detected and kept out of the steady state") {
+  RunFile run = make_run({concat({100, 50, 25}, steady(60, 10))});
+  RunAnalysis a = analyze_run(run);
+  REQUIRE(a.phases.size() == 1);
+  const PhaseAnalysis& p = a.phases[0];
+  CHECK(p.warmup_steps == 3);
+  CHECK(p.steady.n == 60);
+  CHECK(p.steady.median_ms == doctest::Approx(10.1));
+  CHECK(p.all.max_ms == 100.0);
+  CHECK(p.steady.max_ms == doctest::Approx(10.2));
+  CHECK(p.steady.p95_ms == doctest::Approx(10.2));
+  CHECK(p.warmup_extra_s == doctest::Approx((175.0 - 3 * 10.1) / 1000.0));
+  CHECK(a.switches.empty());
+}
+
+TEST_CASE("a phase without warm-up has none, and warm-up never exceeds half the phase") {
+  RunAnalysis flat = analyze_run(make_run({steady(40, 5)}));
+  CHECK(flat.phases[0].warmup_steps == 0);
+  // Slow throughout its first half, then fast: the cap holds.
+  RunAnalysis slow = analyze_run(make_run({concat(std::vector<double>(40, 50.0), steady(30, 5))}));
+  CHECK(slow.phases[0].warmup_steps == 35);
+}
+
+TEST_CASE("the switch cost is the time over the new phase's steady median until recovery") {
+  RunFile run = make_run({steady(50, 10), concat({200, 100}, std::vector<double>(50, 12.0))});
+  RunAnalysis a = analyze_run(run);
+  REQUIRE(a.switches.size() == 1);
+  const SwitchCost& sc = a.switches[0];
+  CHECK(sc.from_phase == 1);
+  CHECK(sc.to_phase == 2);
+  CHECK(sc.switch_step == 50);
+  CHECK(sc.recovery_steps == 2);
+  CHECK(sc.extra_s == doctest::Approx(0.276));
+  CHECK(sc.first_step_ms == 200.0);
+  CHECK(sc.first_step_ratio == doctest::Approx(200.0 / 12.0));
+  // Loss jump: head 0 goes from 0.5 to 0.8, head 1 stays.
+  REQUIRE(sc.loss.head_jump.size() == 2);
+  CHECK(sc.loss.head_jump[0] == doctest::Approx(0.3));
+  CHECK(sc.loss.head_jump[1] == doctest::Approx(0.0));
+  CHECK(sc.loss.total_after - sc.loss.total_before == doctest::Approx(1.0));
+}
+
+TEST_CASE("a slow stretch is attributed to the compiles and the optimizer reset at the switch") {
+  RunFile run = make_run({steady(50, 10), concat({380, 370, 390}, std::vector<double>(50, 10.0))});
+  // Two compiles with a reason, a reset optimizer, first-seen signatures on the switch step.
+  run.events.push_back({EventKind::kCompile, 50, 2, "phase 2: loss weights changed", {}});
+  run.events.push_back({EventKind::kCompile, 50, 2, "phase 2: loss weights changed", {}});
+  run.steps[50].jit->compiles = 2;
+  run.steps[50].optimizer->state_reset = true;
+  run.steps[50].dispatch = DispatchStats{};
+  run.steps[50].dispatch->new_signatures = 7;
+  RunAnalysis a = analyze_run(run);
+  REQUIRE(a.slow_stretches.size() == 1);
+  const SlowStretch& s = a.slow_stretches[0];
+  CHECK(s.first_step == 50);
+  CHECK(s.last_step == 52);
+  CHECK(s.mean_ratio == doctest::Approx(38.0));
+  REQUIRE(s.signals.size() >= 3);
+  CHECK(s.signals[0].kind == "jit_compiles");
+  CHECK(s.signals[0].count == 2);
+  CHECK(s.signals[1].kind == "optimizer_reset");
+  CHECK(s.sentence.rfind("steps 50-52 ran 38x the steady median", 0) == 0);
+  CHECK(s.sentence.find("2 JIT compiles (reason: phase 2: loss weights changed)") !=
+        std::string::npos);
+  CHECK(s.sentence.find("Adam state reset") != std::string::npos);
+  CHECK(s.sentence.find("7 first-seen op signatures") != std::string::npos);
+
+  const PhaseAnalysis& p2 = a.phases[1];
+  CHECK(p2.counts.jit_compiles == 2);
+  CHECK(p2.counts.compile_events == 2);
+  CHECK(p2.counts.optimizer_resets == 1);
+  CHECK(p2.counts.has_jit);
+  CHECK(p2.counts.has_dispatch);
+  CHECK_FALSE(p2.counts.has_cupti);
+  CHECK(a.switches[0].around.jit_compiles == 2);
+  CHECK(a.switches[0].around.new_signatures == 7);
+  CHECK(a.compiles.size() == 2);
+}
+
+TEST_CASE("a slow stretch with no probe signal says so") {
+  std::vector<double> ms = steady(60, 10);
+  ms[40] = 80;
+  RunAnalysis a = analyze_run(make_run({ms}));
+  REQUIRE(a.slow_stretch_count == 1);
+  CHECK(a.slow_stretches[0].sentence ==
+        "step 40 ran 7.9x the steady median (+0.0699 s); no probe signal coincides");
+}
+
+TEST_CASE("alerts from steps and events are listed once each") {
+  RunFile run = make_run({steady(30, 10)});
+  run.steps[5].alerts = {"compile_after_warmup"};
+  run.events.push_back(
+      {EventKind::kAlert, 5, 1, "compiled at step 5", {{"rule", "compile_after_warmup"}}});
+  run.steps[9].alerts = {"host_sync"};
+  RunAnalysis a = analyze_run(run);
+  REQUIRE(a.alerts.size() == 2);
+  CHECK(a.alerts[0].rule == "compile_after_warmup");
+  CHECK(a.alerts[0].message == "compiled at step 5");
+  CHECK(a.alerts[1].rule == "host_sync");
+  CHECK(a.phases[0].counts.alerts == 2);
+}
+
+TEST_CASE("the outcome comes from the summary, else from the last step") {
+  RunFile run = make_run({steady(10, 1), steady(10, 1)});
+  RunAnalysis unfinished = analyze_run(run);
+  CHECK_FALSE(unfinished.outcome.finished);
+  CHECK(unfinished.outcome.final_head_losses == std::vector<double>{0.8, 0.3});
+  REQUIRE_FALSE(unfinished.warnings.empty());
+  CHECK(unfinished.warnings.back().find("did not finish") != std::string::npos);
+  RunSummary summary;
+  summary.final_loss = 0.25;
+  summary.final_head_losses = {0.2, 0.1};
+  run.summary = summary;
+  RunAnalysis finished = analyze_run(run);
+  CHECK(finished.outcome.finished);
+  CHECK(finished.outcome.final_loss == 0.25);
+  CHECK(finished.outcome.final_head_losses == std::vector<double>{0.2, 0.1});
+  CHECK(finished.phases[0].final_head_losses == std::vector<double>{0.5, 0.3});
+}
+
+TEST_CASE("long runs are bucketed for the charts") {
+  RunFile run = make_run({steady(5000, 2), steady(5000, 3)});
+  AnalysisOptions o;
+  o.chart_points = 100;
+  RunAnalysis a = analyze_run(run, o);
+  REQUIRE(a.chart.size() == 100);
+  CHECK(a.chart[0].first_step == 0);
+  CHECK(a.chart[0].last_step == 99);
+  CHECK(a.chart.back().last_step == 9999);
+  CHECK(a.chart.back().phase == 2);
+  CHECK(a.chart[0].wall_min_ms == doctest::Approx(2.0));
+  CHECK(a.chart[0].wall_max_ms == doctest::Approx(2.04));
+  // Short runs get one point per step.
+  CHECK(analyze_run(make_run({steady(30, 1)})).chart.size() == 30);
+}
+
+TEST_CASE("a run without steps analyzes to nothing") {
+  RunFile run;
+  run.path = "empty.jsonl";
+  RunAnalysis a = analyze_run(run);
+  CHECK(a.steps == 0);
+  CHECK(a.phases.empty());
+  CHECK(a.chart.empty());
+}

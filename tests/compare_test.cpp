@@ -1,0 +1,235 @@
+#include "recompdiag/core/compare.h"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "compare_fixtures.h"
+#include "recompdiag/core/error.h"
+#include "recompdiag/core/run_io.h"
+#include "test_util.h"
+
+using namespace recompdiag;
+
+namespace {
+
+std::string fixture(const std::string& name) {
+  return std::string(RECOMPDIAG_FIXTURES_DIR) + "/" + name;
+}
+
+Comparison compare_fixtures(const std::string& a, const std::string& b) {
+  return compare_runs(read_run_file(fixture(a)), read_run_file(fixture(b)));
+}
+
+// The message of the InputError `f` throws; fails the test when it throws nothing.
+template <class F>
+std::string input_error(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  FAIL("no InputError");
+  return "";
+}
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("the checked-in fixtures are what the generator writes") {
+  test::TempDir dir;
+  for (const auto& [name, options] : test::compare_fixtures()) {
+    write_synthetic_run(dir.file(name), options);
+    const bool same = test::read_text(dir.file(name)) == test::read_text(fixture(name));
+    CHECK_MESSAGE(same, name << " differs: rerun make_compare_fixtures tests/fixtures");
+  }
+}
+
+TEST_CASE("a rerun of the same job is no change") {
+  Comparison c = compare_fixtures("compare_baseline.jsonl", "compare_rerun.jsonl");
+  CHECK(c.verdict == Verdict::kNoChange);
+  CHECK(exit_code_for(c.verdict) == 0);
+  REQUIRE(c.phases.size() == 2);
+  for (const auto& p : c.phases) {
+    CHECK(p.verdict == Verdict::kNoChange);
+    CHECK(p.ratio.low < 1.05);
+    CHECK(p.ratio.high > 0.95);
+  }
+  // The seeds differ, and the report says so.
+  REQUIRE(c.config_differences.size() == 1);
+  CHECK(c.config_differences[0].key == "seed");
+  CHECK(c.config_differences[0].a == "1");
+  CHECK(c.config_differences[0].b == "2");
+  bool warned = false;
+  for (const auto& w : c.warnings) warned |= contains(w, "configurations differ: seed: 1 vs 2");
+  CHECK(warned);
+}
+
+TEST_CASE("an identical copy is no change with a ratio of exactly 1") {
+  test::TempDir dir;
+  std::filesystem::copy_file(fixture("compare_baseline.jsonl"), dir.file("copy.jsonl"));
+  Comparison c = compare_runs(read_run_file(fixture("compare_baseline.jsonl")),
+                              read_run_file(dir.file("copy.jsonl")));
+  CHECK(c.verdict == Verdict::kNoChange);
+  for (const auto& p : c.phases) {
+    CHECK(p.ratio.ratio == 1.0);
+    CHECK(p.mann_whitney.p == doctest::Approx(1.0));
+  }
+  CHECK(c.config_differences.empty());
+}
+
+TEST_CASE("phase 2 slowed by 30% is a regression") {
+  Comparison c = compare_fixtures("compare_baseline.jsonl", "compare_slower.jsonl");
+  CHECK(c.verdict == Verdict::kRegression);
+  CHECK(exit_code_for(c.verdict) == 1);
+  REQUIRE(c.phases.size() == 2);
+  CHECK(c.phases[0].verdict == Verdict::kNoChange);
+  const PhaseComparison& p2 = c.phases[1];
+  CHECK(p2.verdict == Verdict::kRegression);
+  CHECK(p2.ratio.ratio == doctest::Approx(1.3).epsilon(0.03));
+  CHECK(p2.ratio.low <= 1.3);
+  CHECK(p2.ratio.high >= 1.3);
+  CHECK(p2.mann_whitney.p < 1e-6);
+  CHECK(c.summary.rfind("regression: phase 2", 0) == 0);
+}
+
+TEST_CASE("a faster run is an improvement, and reversed it is a regression") {
+  Comparison c = compare_fixtures("compare_baseline.jsonl", "compare_faster.jsonl");
+  CHECK(c.verdict == Verdict::kImprovement);
+  CHECK(exit_code_for(c.verdict) == 0);
+  for (const auto& p : c.phases) CHECK(p.ratio.ratio == doctest::Approx(0.75).epsilon(0.03));
+  CHECK(compare_fixtures("compare_faster.jsonl", "compare_baseline.jsonl").verdict ==
+        Verdict::kRegression);
+}
+
+TEST_CASE("the threshold and alpha decide what counts") {
+  RunFile a = read_run_file(fixture("compare_baseline.jsonl"));
+  RunFile b = read_run_file(fixture("compare_slower.jsonl"));
+  CompareOptions wide;
+  wide.threshold = 0.5;  // 30% is noise now
+  CHECK(compare_runs(a, b, wide).verdict == Verdict::kNoChange);
+  CompareOptions strict;
+  strict.alpha = 1e-300;  // nothing is significant
+  Comparison c = compare_runs(a, b, strict);
+  CHECK(c.verdict == Verdict::kNoChange);
+  CHECK(contains(c.phases[1].reason, "not significant"));
+}
+
+TEST_CASE("the switch cost of each run is compared") {
+  Comparison c = compare_fixtures("compare_baseline.jsonl", "compare_slower.jsonl");
+  REQUIRE(c.switches.size() == 1);
+  const SwitchComparison& s = c.switches[0];
+  CHECK(s.to_phase == 2);
+  CHECK(s.recovery_steps_a >= 2);
+  CHECK(s.recovery_steps_a <= 4);
+  CHECK(s.extra_s_a > 0.1);  // 19x + 9.5x + 4.75x of a 5 ms step
+  CHECK(s.extra_s_difference == doctest::Approx(s.extra_s_b - s.extra_s_a));
+  // The slow stretch at the switch names the compiles and the reset.
+  bool named = false;
+  for (const auto& st : c.a.slow_stretches) {
+    if (st.first_step == 100) {
+      named = contains(st.sentence, "2 JIT compiles (reason: phase 2: loss weights baked") &&
+              contains(st.sentence, "Adam state reset");
+    }
+  }
+  CHECK(named);
+}
+
+TEST_CASE("too few samples draw a warning") {
+  SyntheticRunOptions o;
+  o.phase_steps = {12, 12};
+  test::TempDir dir;
+  write_synthetic_run(dir.file("a.jsonl"), o);
+  o.seed = 9;
+  write_synthetic_run(dir.file("b.jsonl"), o);
+  Comparison c =
+      compare_runs(read_run_file(dir.file("a.jsonl")), read_run_file(dir.file("b.jsonl")));
+  bool warned = false;
+  for (const auto& w : c.warnings) warned |= contains(w, "steady steps (fewer than 20)");
+  CHECK(warned);
+  CHECK(c.phases[0].mann_whitney.too_few_samples);
+}
+
+TEST_CASE("bad input: the same file twice") {
+  RunFile a = read_run_file(fixture("compare_baseline.jsonl"));
+  std::string msg = input_error([&] { compare_runs(a, a); });
+  CHECK(contains(msg, "compare_baseline.jsonl: the same file as"));
+}
+
+TEST_CASE("bad input: a run with no steps in a phase") {
+  test::TempDir dir;
+  SyntheticRunOptions o;
+  o.phase_steps = {50, 0};  // phase 2 starts but never steps
+  write_synthetic_run(dir.file("short.jsonl"), o);
+  RunFile a = read_run_file(fixture("compare_baseline.jsonl"));
+  RunFile b = read_run_file(dir.file("short.jsonl"));
+  std::string msg = input_error([&] { compare_runs(a, b); });
+  CHECK(contains(msg, "short.jsonl: no steps in phase 2"));
+  CHECK(contains(msg, "has 100"));
+  o.phase_steps = {0};
+  write_synthetic_run(dir.file("none.jsonl"), o);
+  RunFile none = read_run_file(dir.file("none.jsonl"));
+  CHECK(contains(input_error([&] { compare_runs(none, a); }), "none.jsonl: no step records"));
+}
+
+TEST_CASE("bad input files are refused with the file and line named") {
+  test::TempDir dir;
+  const std::string good = test::read_text(fixture("compare_baseline.jsonl"));
+  const std::string header = good.substr(0, good.find('\n') + 1);
+
+  CHECK(contains(input_error([&] { read_run_file(dir.file("missing.jsonl")); }),
+                 "missing.jsonl: cannot open run file"));
+
+  test::write_text(dir.file("empty.jsonl"), "");
+  CHECK(contains(input_error([&] { read_run_file(dir.file("empty.jsonl")); }),
+                 "empty.jsonl: empty file"));
+
+  test::write_text(dir.file("table.csv"), "step,wall_ms\n0,1.5\n");
+  CHECK(contains(input_error([&] { read_run_file(dir.file("table.csv")); }), "table.csv:1: "));
+
+  std::string v2 = header;
+  v2.replace(v2.find("\"schema\":1"), 10, "\"schema\":2");
+  test::write_text(dir.file("v2.jsonl"), v2);
+  CHECK(contains(input_error([&] { read_run_file(dir.file("v2.jsonl")); }),
+                 "v2.jsonl:1: unknown schema version 2"));
+
+  const std::string step =
+      "{\"type\":\"step\",\"step\":0,\"phase\":1,\"wall_ms\":WALL,\"loss\":1,\"head_losses\":[1],"
+      "\"loss_weights\":[1],\"lr\":0.1}\n";
+  auto with_wall = [&](const std::string& wall) {
+    std::string s = step;
+    s.replace(s.find("WALL"), 4, wall);
+    return header + s + s;
+  };
+  test::write_text(dir.file("nan.jsonl"), with_wall("null"));
+  CHECK(contains(input_error([&] { read_run_file(dir.file("nan.jsonl")); }),
+                 "nan.jsonl:2: step 0 has a NaN"));
+  test::write_text(dir.file("neg.jsonl"), with_wall("-3.5"));
+  CHECK(contains(input_error([&] { read_run_file(dir.file("neg.jsonl")); }),
+                 "neg.jsonl:2: step 0 has a negative wall time"));
+}
+
+TEST_CASE("a truncated last line is accepted and reported as a warning") {
+  test::TempDir dir;
+  std::string text = test::read_text(fixture("compare_slower.jsonl"));
+  // Drop the summary and cut the last step in half, as a killed run leaves it.
+  text = text.substr(0, text.rfind("{\"type\":\"summary\""));
+  text = text.substr(0, text.size() - 200);
+  test::write_text(dir.file("cut.jsonl"), text);
+  RunFile cut = read_run_file(dir.file("cut.jsonl"));
+  CHECK(cut.steps.size() == 199);
+  Comparison c = compare_runs(read_run_file(fixture("compare_baseline.jsonl")), cut);
+  CHECK(c.verdict == Verdict::kRegression);
+  bool truncated = false;
+  bool unfinished = false;
+  for (const auto& w : c.warnings) {
+    truncated |= contains(w, "cut.jsonl:") && contains(w, "truncated last line");
+    unfinished |= contains(w, "cut.jsonl: no summary line");
+  }
+  CHECK(truncated);
+  CHECK(unfinished);
+}
