@@ -181,7 +181,7 @@ std::string to_json_line(const StepRecord& step) {
 }
 
 std::string to_json_line(const RunHeader& h) {
-  nlohmann::json j = {{"type", "run"},
+  nlohmann::ordered_json j = {{"type", "run"},
                       {"schema", h.schema},
                       {"tool", "recompdiag"},
                       {"tool_version", h.tool_version},
@@ -202,7 +202,7 @@ std::string to_json_line(const RunHeader& h) {
 }
 
 std::string to_json_line(const EventRecord& e) {
-  nlohmann::json j = {{"type", "event"}, {"event", to_string(e.kind)}, {"step", e.step},
+  nlohmann::ordered_json j = {{"type", "event"}, {"event", to_string(e.kind)}, {"step", e.step},
                       {"phase", e.phase}, {"reason", e.reason},      {"detail", e.detail}};
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
@@ -210,7 +210,7 @@ std::string to_json_line(const EventRecord& e) {
 std::string to_json_line(const RunSummary& s) {
   nlohmann::json heads = nlohmann::json::array();
   for (double v : s.final_head_losses) heads.push_back(std::isfinite(v) ? nlohmann::json(v) : nullptr);
-  nlohmann::json j = {{"type", "summary"},
+  nlohmann::ordered_json j = {{"type", "summary"},
                       {"steps", s.steps},
                       {"elapsed_s", s.elapsed_s},
                       {"compiles", s.compiles},

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "recompdiag/core/record.h"
+#include "recompdiag/core/record_sink.h"
 
 namespace recompdiag {
 
@@ -42,6 +43,21 @@ class RunWriter {
   int fd_ = -1;
   int64_t lines_ = 0;
   std::string buffer_;
+};
+
+/// A RecordSink that writes every record to a run file as it arrives (see RunWriter).
+class RunFileSink : public RecordSink {
+ public:
+  /// Opens `path`; throws InputError when it cannot be written.
+  explicit RunFileSink(const std::string& path) : writer_(path) {}
+  void on_run_start(const RunHeader& header) override { writer_.write(header); }
+  void on_step(const StepRecord& step) override { writer_.write(step); }
+  void on_event(const EventRecord& event) override { writer_.write(event); }
+  void on_run_end(const RunSummary& summary) override { writer_.write(summary); }
+  const RunWriter& writer() const { return writer_; }
+
+ private:
+  RunWriter writer_;
 };
 
 /// Formats records as single JSON lines (without the trailing newline), as RunWriter writes them.

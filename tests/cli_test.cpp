@@ -1,0 +1,121 @@
+// The `recompdiag` executable as a user runs it: exit codes, messages, files left behind.
+
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "recompdiag/core/run_io.h"
+#include "test_util.h"
+
+using namespace recompdiag;
+
+namespace {
+
+struct Outcome {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+Outcome run_cli(const std::string& args) {
+  std::string cmd = std::string(RECOMPDIAG_BIN) + " " + args + " 2>&1";
+  Outcome o;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) o.output.append(buf, n);
+  int status = ::pclose(pipe);
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return o;
+}
+
+const char* kSmall = " --epochs 2,1 --steps-per-epoch 3 --batch-size 4 --seq-len 6 --hidden 8 --quiet";
+
+}  // namespace
+
+TEST_CASE("train writes a complete run file and exits 0") {
+  test::TempDir dir;
+  Outcome o = run_cli(std::string("train --mode mutable") + kSmall + " --out " + dir.file("m.jsonl"));
+  CHECK(o.exit_code == 0);
+  RunFile f = read_run_file(dir.file("m.jsonl"));
+  CHECK(f.steps.size() == 9);
+  CHECK(f.header.mode == "mutable");
+  CHECK(f.summary.has_value());
+}
+
+TEST_CASE("bad input: exit 2, one clear error line, no file left behind") {
+  test::TempDir dir;
+  const std::string out = dir.file("bad.jsonl");
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"--mode sometimes", "unknown mode 'sometimes' (expected recompile or mutable)"},
+      {"--epochs 0,5", "--epochs: phase 1 has 0 epochs"},
+      {"--epochs -3,5", "--epochs: phase 1 has -3 epochs"},
+      {"--steps-per-epoch 0", "--steps-per-epoch must be positive, got 0"},
+      {"--batch-size -1", "--batch-size must be positive, got -1"},
+      {"--hidden 0", "--hidden must be positive, got 0"},
+      {"--seq-len 0", "--seq-len must be positive, got 0"},
+      {"--lr 0.01,0", "--lr: phase 2 lr must be > 0, got 0"},
+      {"--lr -1,0.001", "--lr: phase 1 lr must be > 0, got -1"},
+      {"--loss-weights 0.7,0.2,0.1:0.99,0.01", "phase 1 has 3 loss weights; the model has 2 heads"},
+      {"--loss-weights 0.7,0.3", "--loss-weights gives 1 phase(s) but --epochs gives 2"},
+      {"--optimizer-handoff copy", "unknown optimizer handoff 'copy'"},
+      {"--device cuda", "--device cuda: CUDA is not available"},
+      {"--device tpu", "--device: unknown device 'tpu'"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.args);
+    Outcome o = run_cli("train " + c.args + " --quiet --out " + out);
+    CHECK(o.exit_code == 2);
+    CHECK(o.output.find("recompdiag: error: ") == 0);
+    CHECK(o.output.find(c.message) != std::string::npos);
+    CHECK(std::count(o.output.begin(), o.output.end(), '\n') == 1);
+    CHECK_FALSE(std::filesystem::exists(out));
+  }
+  Outcome o = run_cli(std::string("train") + kSmall + " --out " + dir.file("no/such/dir/x.jsonl"));
+  CHECK(o.exit_code == 2);
+  CHECK(o.output.find("cannot write run file") != std::string::npos);
+  o = run_cli("train --batch-size many --quiet");
+  CHECK(o.exit_code == 2);
+  CHECK(o.output.find("recompdiag: error: ") == 0);
+}
+
+TEST_CASE("a run killed with SIGKILL mid-phase keeps every completed step") {
+  test::TempDir dir;
+  const std::string out = dir.file("killed.jsonl");
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::execl(RECOMPDIAG_BIN, RECOMPDIAG_BIN, "train", "--epochs", "200,100", "--steps-per-epoch", "10",
+            "--batch-size", "4", "--seq-len", "6", "--hidden", "8", "--quiet", "--threads", "1",
+            "--out", out.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Wait until some steps are on disk, then kill without warning.
+  int64_t seen = 0;
+  for (int i = 0; i < 600 && seen < 40; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::string text = test::read_text(out);
+    seen = std::count(text.begin(), text.end(), '\n');
+  }
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  REQUIRE(WIFSIGNALED(status));
+  std::string text = test::read_text(out);
+  int64_t step_lines = 0;
+  for (size_t pos = 0; (pos = text.find("\"type\":\"step\"", pos)) != std::string::npos; ++pos) ++step_lines;
+  RunFile f = read_run_file(out);
+  CHECK(step_lines >= 30);
+  CHECK(f.steps.size() == static_cast<size_t>(step_lines));
+  CHECK_FALSE(f.summary.has_value());
+  for (size_t i = 0; i < f.steps.size(); ++i) CHECK(f.steps[i].step == static_cast<int64_t>(i));
+}

@@ -1,0 +1,81 @@
+#pragma once
+/// \file
+/// Configuration of the two-phase trainer. Torch-free: validated and serialised without LibTorch.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace recompdiag {
+
+/// How the phase switch changes loss weights and lr.
+enum class TrainMode {
+  kRecompile,  ///< Loss weights baked into the compiled step; recompile and rebuild Adam at the switch.
+  kMutable,    ///< Loss weights in a tensor, lr set in place; nothing recompiled at the switch.
+};
+
+/// What the rebuilt optimizer gets in `recompile` mode.
+enum class OptimizerHandoff {
+  kFresh,    ///< A new Adam with empty state: what recompiling with a new optimizer does.
+  kMigrate,  ///< The old state (step counts, both moments) moved onto the parameters' device.
+};
+
+const char* to_string(TrainMode mode);
+const char* to_string(OptimizerHandoff handoff);
+/// Throws InputError naming the accepted values.
+TrainMode parse_train_mode(const std::string& text);
+OptimizerHandoff parse_optimizer_handoff(const std::string& text);
+
+/// Keras's ReduceLROnPlateau, with Keras's defaults (mode "min").
+struct PlateauOptions {
+  double factor = 0.1;
+  int patience = 10;
+  double min_delta = 1e-4;
+  int cooldown = 0;
+  double min_lr = 0.0;
+};
+
+/// One training phase: how long, with which loss weights and lr.
+struct PhaseConfig {
+  int epochs = 1;
+  std::vector<double> loss_weights;  ///< One per head.
+  double lr = 0.01;
+};
+
+/// Everything a run needs. Defaults reproduce the scenario, scaled down in epochs and steps so the
+/// default run takes well under a minute on 2 CPU cores; `--epochs 375,125` gives the original.
+struct TrainConfig {
+  TrainMode mode = TrainMode::kRecompile;
+  OptimizerHandoff handoff = OptimizerHandoff::kFresh;
+  std::vector<PhaseConfig> phases = {{30, {0.7, 0.3}, 0.01}, {10, {0.99, 0.01}, 0.001}};
+  int steps_per_epoch = 10;
+  int batch_size = 32;
+  int seq_len = 24;
+  int input_size = 8;
+  int hidden = 32;
+  int num_classes = 5;
+  std::string rnn = "gru";  ///< "gru" or "lstm".
+  double clip_value = 0.1;  ///< Keras clipvalue: element-wise gradient clipping.
+  double adam_epsilon = 1e-7;  ///< Keras's Adam epsilon (LibTorch's default is 1e-8).
+  PlateauOptions plateau;
+  std::string device = "auto";  ///< "auto", "cpu", "cuda" or "cuda:N".
+  uint64_t seed = 42;
+  int threads = 0;  ///< Intra-op threads; 0 keeps LibTorch's default.
+  bool monitor = true;  ///< Attach the health monitor and its probes.
+
+  /// Throws InputError with one clear sentence for the first invalid value.
+  void validate() const;
+  /// Every field, for the run header.
+  nlohmann::json to_json() const;
+  /// Total steps over all phases.
+  int64_t total_steps() const;
+};
+
+/// Parses "a,b,c" into numbers; throws InputError naming `flag` on anything else.
+std::vector<double> parse_number_list(const std::string& text, const std::string& flag);
+/// Parses "0.7,0.3:0.99,0.01" into per-phase weight lists.
+std::vector<std::vector<double>> parse_phase_weights(const std::string& text, const std::string& flag);
+
+}  // namespace recompdiag

@@ -1,0 +1,31 @@
+#pragma once
+/// \file
+/// Keras's ReduceLROnPlateau callback (mode "min"), without LibTorch.
+
+#include <optional>
+
+#include "recompdiag/trainer/config.h"
+
+namespace recompdiag {
+
+/// Watches a loss once per epoch and lowers the lr by `factor` after `patience` epochs without an
+/// improvement of at least `min_delta`, then waits `cooldown` epochs; never below `min_lr`.
+/// Follows keras.callbacks.ReduceLROnPlateau step for step. Not thread-safe.
+class ReduceLrOnPlateau {
+ public:
+  explicit ReduceLrOnPlateau(PlateauOptions options) : options_(options) {}
+
+  /// Feeds one epoch's loss and the lr in effect; returns the new lr when it should change.
+  std::optional<double> on_epoch_end(double loss, double current_lr);
+
+  /// Forgets history, as a new `fit` call does with a new callback.
+  void reset();
+
+ private:
+  PlateauOptions options_;
+  std::optional<double> best_;
+  int wait_ = 0;
+  int cooldown_counter_ = 0;
+};
+
+}  // namespace recompdiag

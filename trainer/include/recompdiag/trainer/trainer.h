@@ -1,0 +1,59 @@
+#pragma once
+/// \file
+/// The two-phase trainer: the scenario from the Keras report, on LibTorch, in `recompile` or
+/// `mutable` mode. Torch-free interface (pimpl), so the CLI and tests that only run it stay light.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "recompdiag/core/record.h"
+#include "recompdiag/core/record_sink.h"
+#include "recompdiag/trainer/config.h"
+
+namespace recompdiag {
+
+/// What a finished run leaves besides its records, for tests and benchmarks.
+struct TrainResult {
+  RunSummary summary;
+  std::vector<float> final_parameters;        ///< All parameters, flattened in model order.
+  std::vector<int64_t> adam_step_at_phase_end;  ///< Adam step counter of the first parameter.
+  int64_t compiles = 0;
+};
+
+/// Runs the configured phases, writing every record to the attached sinks as it happens.
+///
+/// Construction validates the config, resolves the device (throws InputError for `cuda` where
+/// LibTorch sees none), seeds LibTorch's generators, builds data and model. Not thread-safe; uses
+/// LibTorch's global generator and thread settings. Neither copyable nor movable.
+class TwoPhaseTrainer {
+ public:
+  explicit TwoPhaseTrainer(TrainConfig config);
+  ~TwoPhaseTrainer();
+  TwoPhaseTrainer(const TwoPhaseTrainer&) = delete;
+  TwoPhaseTrainer& operator=(const TwoPhaseTrainer&) = delete;
+  TwoPhaseTrainer(TwoPhaseTrainer&&) = delete;
+  TwoPhaseTrainer& operator=(TwoPhaseTrainer&&) = delete;
+
+  /// Attaches a sink (not owned; must outlive run()).
+  void add_sink(RecordSink& sink);
+  /// Prints a Keras-like progress line per epoch to stdout (when it is a terminal).
+  void set_progress(bool on);
+
+  /// The header the run will write: mode, devices, versions, config, probe availability.
+  const RunHeader& header() const;
+
+  /// Trains all phases. Can be called once.
+  TrainResult run();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The device `--device` resolves to ("cpu", "cuda:0", ...). Throws InputError when CUDA is asked
+/// for and LibTorch sees none.
+std::string resolve_device(const std::string& requested);
+
+}  // namespace recompdiag

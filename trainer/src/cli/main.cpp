@@ -1,0 +1,32 @@
+// recompdiag: the command-line tool.
+
+#include <iostream>
+
+#include "cli/commands.h"
+#include "recompdiag/core/error.h"
+#include "recompdiag/core/version.h"
+
+int main(int argc, char** argv) {
+  using recompdiag::cli::CommandContext;
+  CLI::App app{
+      "recompdiag: diagnose why training slows down after its step is recompiled, and prove the fix"};
+  app.set_version_flag("--version", std::string("recompdiag ") + recompdiag::kToolVersion);
+  app.require_subcommand(1);
+  CommandContext ctx;
+  recompdiag::cli::add_train_command(app, ctx);
+  CLI::App* bench = app.add_subcommand("bench", "Benchmarks that print figures");
+  bench->require_subcommand(1);
+  (void)bench;
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::cerr << "recompdiag: error: " << e.what() << "\n";
+    return 2;
+  } catch (const recompdiag::InputError& e) {
+    std::cerr << "recompdiag: error: " << e.what() << "\n";
+    return 2;
+  }
+  return ctx.exit_code;
+}

@@ -1,0 +1,75 @@
+#include "cli/train_flags.h"
+
+#include <cmath>
+
+#include "recompdiag/core/error.h"
+
+namespace recompdiag::cli {
+
+void add_train_flags(CLI::App& cmd, TrainFlags& f) {
+  TrainConfig& c = f.config;
+  cmd.add_option("--optimizer-handoff", f.handoff,
+                 "recompile mode: what the rebuilt Adam gets: fresh (empty state) or migrate (old "
+                 "state moved onto the parameters' device)")
+      ->capture_default_str();
+  cmd.add_option("--epochs", f.epochs,
+                 "Epochs per phase, comma-separated. The scenario is 375,125; the default is "
+                 "scaled down to finish in well under a minute on 2 CPU cores")
+      ->capture_default_str();
+  cmd.add_option("--steps-per-epoch", c.steps_per_epoch, "Batches per epoch")->capture_default_str();
+  cmd.add_option("--loss-weights", f.loss_weights,
+                 "Loss weights (categorical,binary) per phase, phases separated by ':'")
+      ->capture_default_str();
+  cmd.add_option("--lr", f.lr, "Adam learning rate per phase")->capture_default_str();
+  cmd.add_option("--batch-size", c.batch_size, "Sequences per batch")->capture_default_str();
+  cmd.add_option("--seq-len", c.seq_len, "Time steps per sequence")->capture_default_str();
+  cmd.add_option("--input-size", c.input_size, "Features per time step")->capture_default_str();
+  cmd.add_option("--hidden", c.hidden, "Hidden size of the projection and recurrent layer")
+      ->capture_default_str();
+  cmd.add_option("--classes", c.num_classes, "Classes of the categorical head")->capture_default_str();
+  cmd.add_option("--rnn", c.rnn, "Recurrent cell: gru or lstm")->capture_default_str();
+  cmd.add_option("--clip-value", c.clip_value, "Element-wise gradient clipping (Keras clipvalue)")
+      ->capture_default_str();
+  cmd.add_option("--plateau-factor", c.plateau.factor, "ReduceLROnPlateau factor")->capture_default_str();
+  cmd.add_option("--plateau-patience", c.plateau.patience, "ReduceLROnPlateau patience (epochs)")
+      ->capture_default_str();
+  cmd.add_option("--plateau-min-delta", c.plateau.min_delta, "ReduceLROnPlateau min_delta")
+      ->capture_default_str();
+  cmd.add_option("--plateau-cooldown", c.plateau.cooldown, "ReduceLROnPlateau cooldown (epochs)")
+      ->capture_default_str();
+  cmd.add_option("--plateau-min-lr", c.plateau.min_lr, "ReduceLROnPlateau min_lr")->capture_default_str();
+  cmd.add_option("--device", c.device, "auto, cpu, cuda or cuda:N (auto takes CUDA when LibTorch sees it)")
+      ->capture_default_str();
+  cmd.add_option("--seed", c.seed, "Seed for data and initial weights")->capture_default_str();
+  cmd.add_option("--threads", c.threads, "Intra-op threads (0: LibTorch's default)")->capture_default_str();
+  cmd.add_flag("--quiet", f.quiet, "No progress lines");
+  cmd.add_flag("--no-monitor", f.no_monitor, "Run without the health monitor and its probes (the baseline to time)");
+}
+
+TrainConfig to_config(const TrainFlags& f) {
+  TrainConfig c = f.config;
+  c.handoff = parse_optimizer_handoff(f.handoff);
+  c.monitor = !f.no_monitor;
+  std::vector<double> epochs = parse_number_list(f.epochs, "--epochs");
+  std::vector<std::vector<double>> weights = parse_phase_weights(f.loss_weights, "--loss-weights");
+  std::vector<double> lrs = parse_number_list(f.lr, "--lr");
+  if (weights.size() != epochs.size()) {
+    throw InputError("--loss-weights gives " + std::to_string(weights.size()) + " phase(s) but --epochs gives " +
+                     std::to_string(epochs.size()));
+  }
+  if (lrs.size() != epochs.size()) {
+    throw InputError("--lr gives " + std::to_string(lrs.size()) + " phase(s) but --epochs gives " +
+                     std::to_string(epochs.size()));
+  }
+  c.phases.clear();
+  for (size_t i = 0; i < epochs.size(); ++i) {
+    if (epochs[i] != std::floor(epochs[i]) || std::abs(epochs[i]) > 1e9) {
+      throw InputError("--epochs: '" + f.epochs + "' must be whole numbers");
+    }
+    c.phases.push_back({static_cast<int>(epochs[i]), weights[i], lrs[i]});
+  }
+  c.validate();
+  return c;
+}
+
+}  // namespace recompdiag::cli

@@ -1,0 +1,29 @@
+#pragma once
+// Flags shared by `train` and `ab`: the model, data and phase schedule.
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "recompdiag/trainer/config.h"
+
+namespace recompdiag::cli {
+
+/// Raw flag values, turned into a TrainConfig by to_config().
+struct TrainFlags {
+  std::string epochs = "30,10";
+  std::string loss_weights = "0.7,0.3:0.99,0.01";
+  std::string lr = "0.01,0.001";
+  std::string handoff = "fresh";
+  TrainConfig config;  // everything with a plain one-to-one flag
+  bool quiet = false;
+  bool no_monitor = false;
+};
+
+/// Declares the model, data and schedule flags on `cmd`.
+void add_train_flags(CLI::App& cmd, TrainFlags& flags);
+
+/// Builds and validates the config; throws InputError for bad values.
+TrainConfig to_config(const TrainFlags& flags);
+
+}  // namespace recompdiag::cli

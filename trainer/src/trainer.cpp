@@ -1,0 +1,296 @@
+#include "recompdiag/trainer/trainer.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+
+#include <torch/version.h>
+
+#include "recompdiag/core/error.h"
+#include "recompdiag/core/version.h"
+#include "recompdiag/trainer/model.h"
+#include "recompdiag/trainer/plateau.h"
+
+namespace recompdiag {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+std::string utc_now_iso() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string host_name() {
+  char buf[256] = {0};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+std::string format_lr(double lr) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", lr);
+  return buf;
+}
+
+}  // namespace
+
+std::string resolve_device(const std::string& requested) {
+  const bool cuda = torch::cuda::is_available();
+  if (requested == "cpu") return "cpu";
+  if (requested == "auto") return cuda ? "cuda:0" : "cpu";
+  if (!cuda) {
+    throw InputError("--device " + requested + ": CUDA is not available (LibTorch " TORCH_VERSION
+                     " sees no CUDA device on this machine)");
+  }
+  if (requested == "cuda") return "cuda:0";
+  const int64_t index = std::stoll(requested.substr(5));
+  if (index >= static_cast<int64_t>(torch::cuda::device_count())) {
+    throw InputError("--device " + requested + ": only " + std::to_string(torch::cuda::device_count()) +
+                     " CUDA device(s) visible");
+  }
+  return requested;
+}
+
+struct TwoPhaseTrainer::Impl {
+  TrainConfig config;
+  torch::Device device{torch::kCPU};
+  RunHeader header;
+  std::vector<RecordSink*> sinks;
+  bool progress = false;
+  bool ran = false;
+
+  SeqModel model{nullptr};
+  std::vector<torch::Tensor> params;
+  std::vector<Batch> batches;
+  std::unique_ptr<CompiledStep> step;
+  std::unique_ptr<torch::optim::Adam> adam;
+  torch::Tensor loss_weights;  // mutable mode: the tensor the compiled step reads
+  int64_t compiles = 0;
+
+  void emit(const EventRecord& e) {
+    for (RecordSink* s : sinks) s->on_event(e);
+  }
+
+  void compile(const std::vector<double>& weights, int64_t at_step, int phase, const std::string& reason) {
+    StepSpec spec;
+    spec.rnn = config.rnn;
+    spec.hidden = config.hidden;
+    if (config.mode == TrainMode::kRecompile) spec.constant_loss_weights = weights;
+    auto t0 = Clock::now();
+    step = std::make_unique<CompiledStep>(spec);
+    ++compiles;
+    emit({EventKind::kCompile, at_step, phase, reason,
+          {{"loss_weights_baked", config.mode == TrainMode::kRecompile},
+           {"loss_weights", weights},
+           {"compile_ms", ms_between(t0, Clock::now())},
+           {"compiles", compiles}}});
+  }
+
+  void switch_phase(size_t index, int64_t at_step) {
+    const PhaseConfig& from = config.phases[index - 1];
+    const PhaseConfig& to = config.phases[index];
+    const int phase = static_cast<int>(index + 1);
+    const std::string what = "phase " + std::to_string(phase) + ": loss weights " +
+                             format_weights(from.loss_weights) + " -> " +
+                             format_weights(to.loss_weights) + ", lr " + format_lr(from.lr) +
+                             " -> " + format_lr(to.lr);
+    if (config.mode == TrainMode::kRecompile) {
+      // Keras bakes loss weights into the compiled function: changing them means compiling again,
+      // with an optimizer built for the new lr.
+      compile(to.loss_weights, at_step, phase, what);
+      auto rebuilt = make_adam(params, to.lr, config.adam_epsilon);
+      if (config.handoff == OptimizerHandoff::kMigrate) migrate_adam_state(*adam, *rebuilt, params);
+      adam = std::move(rebuilt);
+      emit({EventKind::kOptimizerRebuild, at_step, phase,
+            config.handoff == OptimizerHandoff::kMigrate
+                ? "Adam rebuilt for lr " + format_lr(to.lr) + "; state migrated onto " + device.str()
+                : "Adam rebuilt for lr " + format_lr(to.lr) + " with empty state (fresh)",
+            {{"handoff", to_string(config.handoff)}, {"lr", to.lr}}});
+    } else {
+      torch::NoGradGuard no_grad;
+      for (size_t i = 0; i < to.loss_weights.size(); ++i) {
+        loss_weights[static_cast<int64_t>(i)].fill_(to.loss_weights[i]);
+      }
+      emit({EventKind::kLossWeightsChange, at_step, phase, what,
+            {{"from", from.loss_weights}, {"to", to.loss_weights}}});
+      const double old_lr = current_lr(*adam);
+      set_lr(*adam, to.lr);
+      emit({EventKind::kLrChange, at_step, phase,
+            "phase " + std::to_string(phase) + ": lr " + format_lr(old_lr) + " -> " + format_lr(to.lr) +
+                " set in place",
+            {{"from", old_lr}, {"to", to.lr}, {"cause", "phase"}}});
+    }
+  }
+};
+
+TwoPhaseTrainer::TwoPhaseTrainer(TrainConfig config) : impl_(std::make_unique<Impl>()) {
+  config.validate();
+  Impl& m = *impl_;
+  m.config = std::move(config);
+  const TrainConfig& c = m.config;
+  m.device = torch::Device(resolve_device(c.device));
+  if (c.threads > 0) torch::set_num_threads(c.threads);
+
+  torch::manual_seed(c.seed);
+  if (m.device.is_cuda()) torch::cuda::manual_seed_all(c.seed);
+  m.model = SeqModel(c.input_size, c.hidden, c.num_classes, c.rnn);
+  m.model->to(m.device);
+  m.params = m.model->step_parameters();  // Module::to moves data in place: same tensors
+  m.batches = make_synthetic_batches(c, m.device);
+
+  RunHeader& h = m.header;
+  h.tool_version = kToolVersion;
+  h.mode = to_string(c.mode);
+  h.optimizer_handoff = c.mode == TrainMode::kRecompile ? to_string(c.handoff) : "none";
+  h.device_requested = c.device;
+  h.device_used = m.device.str();
+  h.torch_version = TORCH_VERSION;
+  h.cuda_available = torch::cuda::is_available();
+  h.cupti = {false, "unavailable: the CUPTI probe is not attached in this build of the trainer"};
+  h.step_timing = m.device.is_cuda()
+                      ? "host steady clock around the step; ends after the loss read, which "
+                        "synchronises with the device, so device work is included"
+                      : "host steady clock around the step";
+  h.config = c.to_json();
+  h.seed = c.seed;
+  h.start_time = utc_now_iso();
+  h.host = host_name();
+}
+
+TwoPhaseTrainer::~TwoPhaseTrainer() = default;
+
+void TwoPhaseTrainer::add_sink(RecordSink& sink) { impl_->sinks.push_back(&sink); }
+
+void TwoPhaseTrainer::set_progress(bool on) { impl_->progress = on && ::isatty(STDOUT_FILENO); }
+
+const RunHeader& TwoPhaseTrainer::header() const { return impl_->header; }
+
+TrainResult TwoPhaseTrainer::run() {
+  Impl& m = *impl_;
+  TORCH_CHECK(!m.ran, "TwoPhaseTrainer::run can be called once");
+  m.ran = true;
+  const TrainConfig& c = m.config;
+  for (RecordSink* s : m.sinks) s->on_run_start(m.header);
+
+  TrainResult result;
+  ReduceLrOnPlateau plateau(c.plateau);
+  const auto run_start = Clock::now();
+  int64_t global_step = 0;
+  StepRecord rec;
+  rec.head_losses.resize(2);
+
+  for (size_t pi = 0; pi < c.phases.size(); ++pi) {
+    const PhaseConfig& phase = c.phases[pi];
+    const int phase_no = static_cast<int>(pi + 1);
+    m.emit({EventKind::kPhaseStart, global_step, phase_no,
+            "phase " + std::to_string(phase_no) + ": " + std::to_string(phase.epochs) +
+                " epochs, loss weights " + format_weights(phase.loss_weights) + ", lr " +
+                format_lr(phase.lr),
+            {{"epochs", phase.epochs}, {"loss_weights", phase.loss_weights}, {"lr", phase.lr}}});
+    if (pi == 0) {
+      if (c.mode == TrainMode::kMutable) {
+        m.loss_weights = torch::tensor(phase.loss_weights, torch::kFloat).to(m.device);
+      }
+      m.compile(phase.loss_weights, global_step, phase_no, "initial");
+      m.adam = make_adam(m.params, phase.lr, c.adam_epsilon);
+    } else {
+      m.switch_phase(pi, global_step);
+    }
+    // A new fit() call in Keras starts its callbacks afresh.
+    plateau.reset();
+    const torch::Tensor* weights_arg = c.mode == TrainMode::kMutable ? &m.loss_weights : nullptr;
+    rec.loss_weights = phase.loss_weights;
+    int64_t step_in_phase = 0;
+
+    for (int epoch = 0; epoch < phase.epochs; ++epoch) {
+      double epoch_loss = 0, epoch_cat = 0, epoch_bin = 0, epoch_ms = 0;
+      for (int b = 0; b < c.steps_per_epoch; ++b) {
+        const auto t0 = Clock::now();
+        m.adam->zero_grad();
+        StepLosses losses = m.step->run(m.batches[static_cast<size_t>(b)], m.params, weights_arg);
+        losses.loss.backward();
+        clip_gradients(m.params, c.clip_value);
+        m.adam->step();
+        float host[3];
+        {
+          // The recorder's own host read: one copy of the three losses, marked so probes can
+          // tell it from the training's syncs.
+          RECORD_USER_SCOPE("recompdiag::recorder_read");
+          torch::NoGradGuard no_grad;
+          torch::Tensor all = torch::stack({losses.loss.detach(), losses.cat_loss.detach(),
+                                            losses.bin_loss.detach()})
+                                  .to(torch::kCPU, torch::kFloat);
+          std::memcpy(host, all.data_ptr<float>(), sizeof host);
+        }
+        const auto t1 = Clock::now();
+
+        rec.step = global_step;
+        rec.phase = phase_no;
+        rec.epoch = epoch;
+        rec.step_in_phase = step_in_phase;
+        rec.wall_ms = ms_between(t0, t1);
+        rec.loss = host[0];
+        rec.head_losses[0] = host[1];
+        rec.head_losses[1] = host[2];
+        rec.lr = current_lr(*m.adam);
+        for (RecordSink* s : m.sinks) s->on_step(rec);
+
+        epoch_loss += host[0];
+        epoch_cat += host[1];
+        epoch_bin += host[2];
+        epoch_ms += rec.wall_ms;
+        ++global_step;
+        ++step_in_phase;
+      }
+      const double n = c.steps_per_epoch;
+      const double lr = current_lr(*m.adam);
+      if (m.progress) {
+        std::printf("phase %d epoch %d/%d - step %lld - loss %.4f - cat %.4f - bin %.4f - lr %g - %.2f ms/step\n",
+                    phase_no, epoch + 1, phase.epochs, static_cast<long long>(global_step),
+                    epoch_loss / n, epoch_cat / n, epoch_bin / n, lr, epoch_ms / n);
+        std::fflush(stdout);
+      }
+      if (auto new_lr = plateau.on_epoch_end(epoch_loss / n, lr)) {
+        set_lr(*m.adam, *new_lr);
+        m.emit({EventKind::kLrChange, global_step, phase_no,
+                "ReduceLROnPlateau: epoch loss did not improve for " +
+                    std::to_string(c.plateau.patience) + " epochs; lr " + format_lr(lr) + " -> " +
+                    format_lr(*new_lr),
+                {{"from", lr}, {"to", *new_lr}, {"cause", "plateau"}}});
+      }
+    }
+    result.adam_step_at_phase_end.push_back(adam_step_of(*m.adam, m.params.front()));
+  }
+
+  RunSummary& sum = result.summary;
+  sum.steps = global_step;
+  sum.elapsed_s = std::chrono::duration<double>(Clock::now() - run_start).count();
+  sum.compiles = m.compiles;
+  sum.final_loss = rec.loss;
+  sum.final_head_losses = rec.head_losses;
+  for (RecordSink* s : m.sinks) s->on_run_end(sum);
+
+  result.compiles = m.compiles;
+  for (const torch::Tensor& p : m.params) {
+    torch::Tensor flat = p.detach().to(torch::kCPU).contiguous().view(-1);
+    result.final_parameters.insert(result.final_parameters.end(), flat.data_ptr<float>(),
+                                   flat.data_ptr<float>() + flat.numel());
+  }
+  return result;
+}
+
+}  // namespace recompdiag
