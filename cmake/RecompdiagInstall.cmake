@@ -1,0 +1,27 @@
+# Install and export rules: `find_package(recompdiag CONFIG)` gives recompdiag::core,
+# recompdiag::probes and recompdiag::monitor (what a trainer links). Included once, after the
+# exported targets exist (from probes/CMakeLists.txt today).
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+install(TARGETS recompdiag_core recompdiag_probes recompdiag_monitor
+  EXPORT recompdiagTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/lib/include/recompdiag
+                  ${PROJECT_SOURCE_DIR}/probes/include/recompdiag
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
+install(FILES ${PROJECT_BINARY_DIR}/lib/generated/recompdiag/core/version.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/recompdiag/core)
+
+set(RECOMPDIAG_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/recompdiag)
+install(EXPORT recompdiagTargets NAMESPACE recompdiag:: DESTINATION ${RECOMPDIAG_CMAKE_DIR})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/recompdiagConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/recompdiagConfig.cmake INSTALL_DESTINATION ${RECOMPDIAG_CMAKE_DIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/recompdiagConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/recompdiagConfig.cmake
+              ${PROJECT_BINARY_DIR}/recompdiagConfigVersion.cmake
+  DESTINATION ${RECOMPDIAG_CMAKE_DIR})

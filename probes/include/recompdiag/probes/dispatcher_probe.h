@@ -1,0 +1,82 @@
+#pragma once
+/// \file
+/// The dispatcher probe: a LibTorch RecordFunction observer that counts, per
+/// step, the top-level ATen ops by device, host ops, cross-device copies, host
+/// syncs and first-seen op signatures.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "recompdiag/core/record.h"
+
+namespace recompdiag::probes {
+
+/// Name of the RecordFunction user scope inside which host syncs are the
+/// recorder's own
+/// (`RECORD_USER_SCOPE("recompdiag::recorder_read")` around the loss read):
+/// they count in `DispatchStats::recorder_syncs`, not in `syncs`.
+inline constexpr const char kRecorderReadScope[] = "recompdiag::recorder_read";
+
+/// Options of the dispatcher probe.
+struct DispatcherOptions {
+  /// Device the model is meant to train on ("cpu", "cuda", "cuda:1"): ops on
+  /// the host count as host ops when this names CUDA.
+  std::string expected_device = "cpu";
+  /// Observe every Nth step only (1: every step). Unsampled steps cost nothing
+  /// and report `sampled = false` with zero counters.
+  int64_t sample_every = 1;
+  /// Hash first-seen (op, dtypes, shapes, device) signatures. Needs the op
+  /// inputs either way.
+  bool signatures = true;
+  /// Slots of the fixed signature table (rounded up to a power of two, filled
+  /// to 3/4).
+  int64_t signature_capacity = 1 << 15;
+};
+
+/// Counts ops through one global RecordFunction callback (scopes FUNCTION and
+/// USER_SCOPE).
+///
+/// Only one dispatcher probe can be active in a process (RecordFunction
+/// callbacks are plain function pointers); a second one reports unavailable.
+/// The callback is enabled between `begin_step` and `end_step` of sampled steps
+/// only. The callback does no heap allocation, takes no lock and writes relaxed
+/// atomics (ops of the autograd engine's threads count too); ops it cannot
+/// classify (a signature table full) are counted in `dropped`.
+///
+/// Methods are not thread-safe: call them from the training thread. Neither
+/// copyable nor movable; the destructor removes the callback.
+class DispatcherProbe {
+public:
+  explicit DispatcherProbe(DispatcherOptions options = {});
+  ~DispatcherProbe();
+  DispatcherProbe(const DispatcherProbe &) = delete;
+  DispatcherProbe &operator=(const DispatcherProbe &) = delete;
+  DispatcherProbe(DispatcherProbe &&) = delete;
+  DispatcherProbe &operator=(DispatcherProbe &&) = delete;
+
+  /// Whether the observer is installed, else why not.
+  const Availability &availability() const { return availability_; }
+  bool available() const { return availability_.available; }
+
+  /// Starts counting a step (resets the counters). `step` decides sampling.
+  void begin_step(int64_t step);
+  /// Stops counting and returns the step's counters. Without a matching
+  /// begin_step, zeros.
+  DispatchStats end_step();
+
+  /// Distinct signatures seen since construction.
+  int64_t signatures_seen() const;
+
+  struct State; ///< Internal, shared with the callback.
+
+private:
+  DispatcherOptions options_;
+  Availability availability_;
+  std::unique_ptr<State> state_;
+  uint64_t handle_ = 0;
+  bool in_step_ = false;
+  bool sampled_ = false;
+};
+
+} // namespace recompdiag::probes
