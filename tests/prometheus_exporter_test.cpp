@@ -209,6 +209,9 @@ TEST_CASE("a port already in use is an InputError at construction") {
   o.listen_addr = "127.0.0.1:" + std::to_string(first.bound_port());
   CHECK_THROWS_WITH_AS(PrometheusExporter{o}, doctest::Contains("in use"), InputError);
   CHECK_THROWS_AS(make_metrics_sink(o), InputError);
+  CHECK_THROWS_WITH_AS(check_listen_address_free(o), doctest::Contains("in use"), InputError);
+  o.listen_addr = "127.0.0.1:0";
+  CHECK_NOTHROW(check_listen_address_free(o));
 }
 
 TEST_CASE("an unreachable pushgateway warns once and does not throw") {

@@ -1,10 +1,14 @@
-// Parsing and validation of the live-metrics options; built with or without
-// prometheus-cpp.
+// Parsing and validation of the live-metrics options; built with or without prometheus-cpp.
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "recompdiag/core/error.h"
@@ -14,7 +18,7 @@ namespace recompdiag {
 namespace {
 
 // Digits only, 0..65535; -1 otherwise.
-int parse_port(const std::string &text) {
+int parse_port(const std::string& text) {
   if (text.empty() || text.size() > 5) return -1;
   int port = 0;
   for (char c : text) {
@@ -24,12 +28,12 @@ int parse_port(const std::string &text) {
   return port <= 65535 ? port : -1;
 }
 
-bool is_ipv4(const std::string &text) {
+bool is_ipv4(const std::string& text) {
   in_addr addr{};
   return ::inet_pton(AF_INET, text.c_str(), &addr) == 1;
 }
 
-bool is_hostname(const std::string &text) {
+bool is_hostname(const std::string& text) {
   if (text.empty() || text.size() > 253) return false;
   for (char c : text) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') return false;
@@ -39,8 +43,8 @@ bool is_hostname(const std::string &text) {
 
 }  // namespace
 
-ListenAddress parse_listen_address(const std::string &text) {
-  const auto fail = [&text](const std::string &why) {
+ListenAddress parse_listen_address(const std::string& text) {
+  const auto fail = [&text](const std::string& why) {
     return InputError("--metrics-addr '" + text + "': " + why +
                       " (expected HOST[:PORT], HOST an IPv4 address or "
                       "localhost, e.g. 127.0.0.1:" +
@@ -63,8 +67,8 @@ ListenAddress parse_listen_address(const std::string &text) {
   return result;
 }
 
-PushgatewayAddress parse_pushgateway_url(const std::string &text) {
-  const auto fail = [&text](const std::string &why) {
+PushgatewayAddress parse_pushgateway_url(const std::string& text) {
+  const auto fail = [&text](const std::string& why) {
     return InputError("--pushgateway '" + text + "': " + why +
                       " (expected http[s]://HOST[:PORT], e.g. http://127.0.0.1:" +
                       std::to_string(kDefaultPushgatewayPort) + ")");
@@ -104,7 +108,7 @@ PushgatewayAddress parse_pushgateway_url(const std::string &text) {
   return result;
 }
 
-void validate(const MetricsOptions &options) {
+void validate(const MetricsOptions& options) {
   if (!options.listen_addr.empty()) parse_listen_address(options.listen_addr);
   if (!options.pushgateway_url.empty()) parse_pushgateway_url(options.pushgateway_url);
   if (!std::isfinite(options.hold_seconds) || options.hold_seconds < 0) {
@@ -118,7 +122,34 @@ void validate(const MetricsOptions &options) {
   if (options.push_job.empty()) throw InputError("metrics push job name must not be empty");
 }
 
-bool metrics_requested(const MetricsOptions &options) {
+void check_listen_address_free(const MetricsOptions& options) {
+  if (options.listen_addr.empty()) return;
+  const ListenAddress addr = parse_listen_address(options.listen_addr);
+  if (addr.port == 0) return;  // the kernel picks a free port
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return;  // cannot check; binding will tell
+  // Same socket options as the HTTP server, so a port in TIME_WAIT passes here as it does there.
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<uint16_t>(addr.port));
+  ::inet_pton(AF_INET, addr.host.c_str(), &sa.sin_addr);
+  int err = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 || ::listen(fd, 1) != 0) {
+    err = errno;
+  }
+  ::close(fd);
+  if (err != 0) {
+    throw InputError("--metrics-addr " + options.listen_addr + ": cannot listen on " + addr.host +
+                     ":" + std::to_string(addr.port) + ": " + std::strerror(err) +
+                     (err == EADDRINUSE ? " (another process, or a second run, uses this port; "
+                                          "pick another PORT)"
+                                        : ""));
+  }
+}
+
+bool metrics_requested(const MetricsOptions& options) {
   return !options.listen_addr.empty() || !options.pushgateway_url.empty();
 }
 

@@ -1,6 +1,5 @@
-// The Prometheus exporter: prometheus-cpp families built once, children
-// resolved per run and per phase, so that on_step only bumps pointers it
-// already holds.
+// The Prometheus exporter: prometheus-cpp families built once, children resolved per run and per
+// phase, so that on_step only bumps pointers it already holds.
 
 #include "recompdiag/reports/prometheus_exporter.h"
 
@@ -19,9 +18,7 @@
 
 #include <array>
 #include <atomic>
-#include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <future>
 #include <iostream>
 #include <map>
@@ -42,34 +39,33 @@ using prometheus::Gauge;
 using prometheus::Histogram;
 using prometheus::Labels;
 
-// Bounded label sets. Values past these caps fold into one "other" series
-// instead of growing.
+// Bounded label sets. Values past these caps fold into one "other" series instead of growing.
 constexpr std::size_t kMaxHeads = 16;
 constexpr std::size_t kMaxAlertRules = 32;
 constexpr std::size_t kMaxProbes = 16;
 constexpr std::size_t kMaxPhases = 64;
 
 enum Direction { kH2D, kD2H, kD2D, kDirections };
-constexpr std::array<const char *, kDirections> kDirectionNames = {"h2d", "d2h", "d2d"};
+constexpr std::array<const char*, kDirections> kDirectionNames = {"h2d", "d2h", "d2d"};
 
 enum CompileKind { kJitCompile, kPlanBuild, kProfilingRun, kGraphInstantiation, kCompileKinds };
-constexpr std::array<const char *, kCompileKinds> kCompileKindNames = {
+constexpr std::array<const char*, kCompileKinds> kCompileKindNames = {
     "jit_compile", "plan_build", "profiling_run", "cuda_graph_instantiation"};
 
 enum MissKind { kDispatcherSignature, kKernelModuleLoad, kNewKernel, kMissKinds };
-constexpr std::array<const char *, kMissKinds> kMissKindNames = {
-    "dispatcher_signature", "kernel_module_load", "new_kernel"};
+constexpr std::array<const char*, kMissKinds> kMissKindNames = {"dispatcher_signature",
+                                                                "kernel_module_load", "new_kernel"};
 
 enum SyncSource { kSyncDispatcher, kSyncRecorder, kSyncCupti, kSyncSources };
-constexpr std::array<const char *, kSyncSources> kSyncSourceNames = {"dispatcher", "recorder",
-                                                                     "cupti"};
+constexpr std::array<const char*, kSyncSources> kSyncSourceNames = {"dispatcher", "recorder",
+                                                                    "cupti"};
 
 enum DropProbe { kDropDispatcher, kDropCupti, kDropProbes };
-constexpr std::array<const char *, kDropProbes> kDropProbeNames = {"dispatcher", "cupti"};
+constexpr std::array<const char*, kDropProbes> kDropProbeNames = {"dispatcher", "cupti"};
 
 enum OffDeviceKind { kParams, kGrads, kBuffers, kOffDeviceKinds };
-constexpr std::array<const char *, kOffDeviceKinds> kOffDeviceNames = {"parameter", "gradient",
-                                                                       "buffer"};
+constexpr std::array<const char*, kOffDeviceKinds> kOffDeviceNames = {"parameter", "gradient",
+                                                                      "buffer"};
 
 constexpr std::array<EventKind, 7> kEventKinds = {EventKind::kPhaseStart,
                                                   EventKind::kCompile,
@@ -79,9 +75,9 @@ constexpr std::array<EventKind, 7> kEventKinds = {EventKind::kPhaseStart,
                                                   EventKind::kAlert,
                                                   EventKind::kNote};
 
-// Step durations are ~1-50 ms in the cases this tool studies; buckets are dense
-// there so that histogram_quantile's p50/p95 interpolate within a few percent.
-const Histogram::BucketBoundaries &step_buckets() {
+// Step durations are ~1-50 ms in the cases this tool studies; buckets are dense there so that
+// histogram_quantile's p50/p95 interpolate within a few percent.
+const Histogram::BucketBoundaries& step_buckets() {
   static const Histogram::BucketBoundaries buckets = {
       0.0005, 0.001, 0.0015, 0.002, 0.0025, 0.003, 0.004, 0.005, 0.006,
       0.0075, 0.01,  0.0125, 0.015, 0.02,   0.025, 0.03,  0.04,  0.05,
@@ -89,14 +85,13 @@ const Histogram::BucketBoundaries &step_buckets() {
   return buckets;
 }
 
-Labels with(Labels labels, const std::string &name, const std::string &value) {
+Labels with(Labels labels, const std::string& name, const std::string& value) {
   labels[name] = value;
   return labels;
 }
 
-// Adds `value` when non-zero: an atomic read-modify-write costs more than the
-// branch.
-inline void add(Counter *counter, int64_t value) {
+// Adds `value` when non-zero: an atomic read-modify-write costs more than the branch.
+inline void add(Counter* counter, int64_t value) {
   if (value > 0) counter->Increment(static_cast<double>(value));
 }
 
@@ -106,29 +101,8 @@ std::string host_name() {
   return buf;
 }
 
-// Why `addr` cannot be bound, from the kernel (civetweb's exception does not
-// say).
-std::string bind_error(const ListenAddress &addr) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return std::strerror(errno);
-  int one = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(static_cast<uint16_t>(addr.port));
-  ::inet_pton(AF_INET, addr.host.c_str(), &sa.sin_addr);
-  std::string why = "the HTTP server did not start";
-  if (::bind(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa) != 0) {
-    why = std::strerror(errno);
-  } else if (::listen(fd, 1) != 0) {
-    why = std::strerror(errno);
-  }
-  ::close(fd);
-  return why;
-}
-
 // Opens and closes a connection to host:port, ignoring failure.
-void knock(const std::string &host, int port) {
+void knock(const std::string& host, int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return;
   sockaddr_in sa{};
@@ -136,17 +110,16 @@ void knock(const std::string &host, int port) {
   sa.sin_port = htons(static_cast<uint16_t>(port));
   // A wildcard listener is reached through loopback.
   ::inet_pton(AF_INET, host == "0.0.0.0" ? "127.0.0.1" : host.c_str(), &sa.sin_addr);
-  ::connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof sa);
+  ::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
   ::close(fd);
 }
 
 }  // namespace
 
 struct PrometheusExporter::Impl {
-  // Every family of the exporter, registered once so HELP and TYPE are served
-  // from the start.
+  // Every family of the exporter, registered once so HELP and TYPE are served from the start.
   struct Families {
-    explicit Families(prometheus::Registry &r)
+    explicit Families(prometheus::Registry& r)
         : run_info(prometheus::BuildGauge()
                        .Name("recompdiag_run_info")
                        .Help("Constant 1 per run; labels describe the run")
@@ -304,104 +277,102 @@ struct PrometheusExporter::Impl {
                           .Help("Wall time of the whole run, set at run end")
                           .Register(r)) {}
 
-    Family<Gauge> &run_info;
-    Family<Histogram> &step_duration;
-    Family<Counter> &device_seconds;
-    Family<Counter> &steps;
-    Family<Gauge> &phase;
-    Family<Gauge> &last_step;
-    Family<Counter> &compile_events;
-    Family<Counter> &cache_misses;
-    Family<Counter> &ops;
-    Family<Counter> &host_ops;
-    Family<Counter> &copies;
-    Family<Counter> &copy_bytes;
-    Family<Counter> &memcpys;
-    Family<Counter> &memcpy_bytes;
-    Family<Counter> &syncs;
-    Family<Counter> &kernels;
-    Family<Counter> &kernel_seconds;
-    Family<Counter> &dropped;
-    Family<Counter> &state_resets;
-    Family<Gauge> &optimizer_state;
-    Family<Gauge> &optimizer_state_bytes;
-    Family<Gauge> &optimizer_state_missing;
-    Family<Gauge> &optimizer_dtype_mismatch;
-    Family<Gauge> &off_device;
-    Family<Counter> &alerts;
-    Family<Counter> &events;
-    Family<Gauge> &loss;
-    Family<Gauge> &head_loss;
-    Family<Gauge> &loss_weight;
-    Family<Gauge> &lr;
-    Family<Gauge> &lr_requested;
-    Family<Gauge> &probe_available;
-    Family<Gauge> &run_finished;
-    Family<Gauge> &run_elapsed;
+    Family<Gauge>& run_info;
+    Family<Histogram>& step_duration;
+    Family<Counter>& device_seconds;
+    Family<Counter>& steps;
+    Family<Gauge>& phase;
+    Family<Gauge>& last_step;
+    Family<Counter>& compile_events;
+    Family<Counter>& cache_misses;
+    Family<Counter>& ops;
+    Family<Counter>& host_ops;
+    Family<Counter>& copies;
+    Family<Counter>& copy_bytes;
+    Family<Counter>& memcpys;
+    Family<Counter>& memcpy_bytes;
+    Family<Counter>& syncs;
+    Family<Counter>& kernels;
+    Family<Counter>& kernel_seconds;
+    Family<Counter>& dropped;
+    Family<Counter>& state_resets;
+    Family<Gauge>& optimizer_state;
+    Family<Gauge>& optimizer_state_bytes;
+    Family<Gauge>& optimizer_state_missing;
+    Family<Gauge>& optimizer_dtype_mismatch;
+    Family<Gauge>& off_device;
+    Family<Counter>& alerts;
+    Family<Counter>& events;
+    Family<Gauge>& loss;
+    Family<Gauge>& head_loss;
+    Family<Gauge>& loss_weight;
+    Family<Gauge>& lr;
+    Family<Gauge>& lr_requested;
+    Family<Gauge>& probe_available;
+    Family<Gauge>& run_finished;
+    Family<Gauge>& run_elapsed;
   };
 
-  // Children of the per-step counters for one (run, phase): resolved once when
-  // a phase starts.
+  // Children of the per-step counters for one (run, phase): resolved once when a phase starts.
   struct PhaseSeries {
-    Histogram *step_duration = nullptr;
-    Counter *device_seconds = nullptr;
-    Counter *steps = nullptr;
-    std::array<Counter *, kCompileKinds> compile{};
-    std::array<Counter *, kMissKinds> misses{};
-    Counter *ops_cpu = nullptr;
-    Counter *ops_cuda = nullptr;
-    Counter *host_ops = nullptr;
-    std::array<Counter *, kDirections> copies{};
-    std::array<Counter *, kDirections> copy_bytes{};
-    std::array<Counter *, kDirections> memcpys{};
-    std::array<Counter *, kDirections> memcpy_bytes{};
-    std::array<Counter *, kSyncSources> syncs{};
-    Counter *kernels = nullptr;
-    Counter *kernel_seconds = nullptr;
-    std::array<Counter *, kDropProbes> dropped{};
-    Counter *state_resets = nullptr;
+    Histogram* step_duration = nullptr;
+    Counter* device_seconds = nullptr;
+    Counter* steps = nullptr;
+    std::array<Counter*, kCompileKinds> compile{};
+    std::array<Counter*, kMissKinds> misses{};
+    Counter* ops_cpu = nullptr;
+    Counter* ops_cuda = nullptr;
+    Counter* host_ops = nullptr;
+    std::array<Counter*, kDirections> copies{};
+    std::array<Counter*, kDirections> copy_bytes{};
+    std::array<Counter*, kDirections> memcpys{};
+    std::array<Counter*, kDirections> memcpy_bytes{};
+    std::array<Counter*, kSyncSources> syncs{};
+    Counter* kernels = nullptr;
+    Counter* kernel_seconds = nullptr;
+    std::array<Counter*, kDropProbes> dropped{};
+    Counter* state_resets = nullptr;
   };
 
   // Children of one run that carry no phase label.
   struct RunSeries {
     Labels base;  // run, mode, device
-    Gauge *phase = nullptr;
-    Gauge *last_step = nullptr;
-    Gauge *loss = nullptr;
-    Gauge *lr = nullptr;
-    Gauge *lr_requested = nullptr;
-    Gauge *state_same_device = nullptr;
-    Gauge *state_off_device = nullptr;
-    Gauge *state_bytes = nullptr;
-    Gauge *state_missing = nullptr;
-    Gauge *dtype_mismatch = nullptr;
-    std::array<Gauge *, kOffDeviceKinds> off_device{};
-    std::vector<Gauge *> head_loss;    // grows to the head count once, then fixed
-    std::vector<Gauge *> loss_weight;  // same
-    std::array<Counter *, kEventKinds.size()> events{};
-    std::unordered_map<std::string, Counter *> alerts;  // rule -> child, at most kMaxAlertRules
+    Gauge* phase = nullptr;
+    Gauge* last_step = nullptr;
+    Gauge* loss = nullptr;
+    Gauge* lr = nullptr;
+    Gauge* lr_requested = nullptr;
+    Gauge* state_same_device = nullptr;
+    Gauge* state_off_device = nullptr;
+    Gauge* state_bytes = nullptr;
+    Gauge* state_missing = nullptr;
+    Gauge* dtype_mismatch = nullptr;
+    std::array<Gauge*, kOffDeviceKinds> off_device{};
+    std::vector<Gauge*> head_loss;    // grows to the head count once, then fixed
+    std::vector<Gauge*> loss_weight;  // same
+    std::array<Counter*, kEventKinds.size()> events{};
+    std::unordered_map<std::string, Counter*> alerts;  // rule -> child, at most kMaxAlertRules
     std::map<int, PhaseSeries> phases;
-    PhaseSeries *current = nullptr;
+    PhaseSeries* current = nullptr;
     int current_phase = 0;
-    Gauge *finished = nullptr;
-    Gauge *elapsed = nullptr;
+    Gauge* finished = nullptr;
+    Gauge* elapsed = nullptr;
   };
 
-  explicit Impl(const MetricsOptions &opts)
+  explicit Impl(const MetricsOptions& opts)
       : options(opts), registry(std::make_shared<prometheus::Registry>()), families(*registry) {}
 
-  std::ostream &warn() const { return options.warnings ? *options.warnings : std::cerr; }
+  std::ostream& warn() const { return options.warnings ? *options.warnings : std::cerr; }
 
-  PhaseSeries &phase_series(int phase) {
+  PhaseSeries& phase_series(int phase) {
     if (run.current && run.current_phase == phase) return *run.current;
-    // Phases past the cap share one series so a runaway phase count cannot grow
-    // the registry.
+    // Phases past the cap share one series so a runaway phase count cannot grow the registry.
     const int key = run.phases.size() >= kMaxPhases && !run.phases.count(phase) ? -1 : phase;
     auto [it, inserted] = run.phases.try_emplace(key);
-    PhaseSeries &s = it->second;
+    PhaseSeries& s = it->second;
     if (inserted) {
       const Labels l = with(run.base, "phase", key < 0 ? "other" : std::to_string(key));
-      auto &f = families;
+      auto& f = families;
       s.step_duration = &f.step_duration.Add(l, step_buckets());
       s.device_seconds = &f.device_seconds.Add(l);
       s.steps = &f.steps.Add(l);
@@ -436,27 +407,26 @@ struct PrometheusExporter::Impl {
     return s;
   }
 
-  void resize_heads(std::vector<Gauge *> &children, Family<Gauge> &family, std::size_t n) {
+  void resize_heads(std::vector<Gauge*>& children, Family<Gauge>& family, std::size_t n) {
     n = std::min(n, kMaxHeads);
     while (children.size() < n) {
       children.push_back(&family.Add(with(run.base, "head", std::to_string(children.size()))));
     }
   }
 
-  Counter *alert_counter(const std::string &rule) {
+  Counter* alert_counter(const std::string& rule) {
     auto it = run.alerts.find(rule);
     if (it != run.alerts.end()) return it->second;
     const std::string label = run.alerts.size() < kMaxAlertRules ? rule : "other";
-    Counter *c = &families.alerts.Add(with(run.base, "rule", label));
+    Counter* c = &families.alerts.Add(with(run.base, "rule", label));
     run.alerts.emplace(rule, c);
     return c;
   }
 
   void push() {
     const PushgatewayAddress gw = parse_pushgateway_url(options.pushgateway_url);
-    // The push runs on its own thread with shared ownership, so a gateway that
-    // never answers costs the run at most push_timeout_seconds; the thread is
-    // then left to finish on its own.
+    // The push runs on its own thread with shared ownership, so a gateway that never answers costs
+    // the run at most push_timeout_seconds; the thread is then left to finish on its own.
     auto gateway = std::make_shared<prometheus::Gateway>(
         gw.scheme_host, std::to_string(gw.port), options.push_job,
         Labels{{"instance", host_name() + ":" + std::to_string(::getpid())}});
@@ -495,7 +465,7 @@ struct PrometheusExporter::Impl {
   int runs_ended = 0;
 };
 
-PrometheusExporter::PrometheusExporter(const MetricsOptions &options)
+PrometheusExporter::PrometheusExporter(const MetricsOptions& options)
     : impl_(std::make_unique<Impl>(options)) {
   validate(options);
   if (options.listen_addr.empty()) return;
@@ -504,11 +474,11 @@ PrometheusExporter::PrometheusExporter(const MetricsOptions &options)
   try {
     impl_->exposer =
         std::make_unique<prometheus::Exposer>(bind, static_cast<std::size_t>(options.http_threads));
-  } catch (const std::exception &) {
-    throw InputError("--metrics-addr " + options.listen_addr + ": cannot listen on " + bind + ": " +
-                     bind_error(impl_->listen) +
-                     " (another process, or a second run, uses this port; pick "
-                     "another PORT)");
+  } catch (const std::exception&) {
+    // civetweb's exception does not say why; a plain bind gets the kernel's reason.
+    check_listen_address_free(options);
+    throw InputError("--metrics-addr " + options.listen_addr + ": cannot listen on " + bind +
+                     ": the HTTP server did not start");
   }
   const auto ports = impl_->exposer->GetListeningPorts();
   impl_->port = ports.empty() ? impl_->listen.port : ports.front();
@@ -536,9 +506,9 @@ PrometheusExporter::~PrometheusExporter() {
   knocker.join();
 }
 
-void PrometheusExporter::on_run_start(const RunHeader &header) {
-  Impl &m = *impl_;
-  auto &f = m.families;
+void PrometheusExporter::on_run_start(const RunHeader& header) {
+  Impl& m = *impl_;
+  auto& f = m.families;
   m.run = Impl::RunSeries{};
   const std::string run = !m.options.run_label.empty() ? m.options.run_label
                           : !header.start_time.empty() ? header.start_time
@@ -546,7 +516,7 @@ void PrometheusExporter::on_run_start(const RunHeader &header) {
   m.run.base = {{"run", run},
                 {"mode", header.mode.empty() ? "unknown" : header.mode},
                 {"device", header.device_used.empty() ? "unknown" : header.device_used}};
-  const Labels &b = m.run.base;
+  const Labels& b = m.run.base;
   f.run_info
       .Add(with(with(with(b, "optimizer_handoff", header.optimizer_handoff), "tool_version",
                      header.tool_version),
@@ -573,12 +543,12 @@ void PrometheusExporter::on_run_start(const RunHeader &header) {
   m.run.elapsed = &f.run_elapsed.Add(b);
 
   std::size_t probes = 0;
-  const auto set_probe = [&](const std::string &name, bool available) {
+  const auto set_probe = [&](const std::string& name, bool available) {
     if (probes++ >= kMaxProbes) return;
     f.probe_available.Add(with(b, "probe", name)).Set(available ? 1 : 0);
   };
   if (header.probes.is_object()) {
-    for (const auto &[name, value] : header.probes.items()) {
+    for (const auto& [name, value] : header.probes.items()) {
       const bool available = value.is_object() && value.value("available", false) == true;
       set_probe(name, available);
     }
@@ -586,16 +556,15 @@ void PrometheusExporter::on_run_start(const RunHeader &header) {
   if (!header.probes.is_object() || !header.probes.contains("cupti")) {
     set_probe("cupti", header.cupti.available);
   }
-  // Resolve phase 1 now so the first step pays nothing extra and the series
-  // exist from the start.
+  // Resolve phase 1 now so the first step pays nothing extra and the series exist from the start.
   m.phase_series(1);
 }
 
-void PrometheusExporter::on_step(const StepRecord &step) {
-  Impl &m = *impl_;
+void PrometheusExporter::on_step(const StepRecord& step) {
+  Impl& m = *impl_;
   if (!m.run.phase) return;  // no on_run_start: nothing to label the step with
-  Impl::PhaseSeries &s = m.phase_series(step.phase);
-  Impl::RunSeries &r = m.run;
+  Impl::PhaseSeries& s = m.phase_series(step.phase);
+  Impl::RunSeries& r = m.run;
 
   s.step_duration->Observe(step.wall_ms * 1e-3);
   s.steps->Increment();
@@ -619,7 +588,7 @@ void PrometheusExporter::on_step(const StepRecord &step) {
   }
 
   if (step.dispatch && step.dispatch->sampled) {
-    const DispatchStats &d = *step.dispatch;
+    const DispatchStats& d = *step.dispatch;
     add(s.ops_cpu, d.ops_cpu);
     add(s.ops_cuda, d.ops_cuda);
     add(s.host_ops, d.host_ops);
@@ -640,7 +609,7 @@ void PrometheusExporter::on_step(const StepRecord &step) {
     add(s.compile[kProfilingRun], step.jit->profiling_runs);
   }
   if (step.cupti) {
-    const CuptiStats &c = *step.cupti;
+    const CuptiStats& c = *step.cupti;
     add(s.compile[kGraphInstantiation], c.graph_instantiations);
     add(s.misses[kKernelModuleLoad], c.module_loads);
     add(s.misses[kNewKernel], c.new_kernels);
@@ -656,7 +625,7 @@ void PrometheusExporter::on_step(const StepRecord &step) {
     add(s.dropped[kDropCupti], c.dropped);
   }
   if (step.optimizer) {
-    const OptimizerStats &o = *step.optimizer;
+    const OptimizerStats& o = *step.optimizer;
     r.state_off_device->Set(static_cast<double>(o.state_off_device));
     r.state_same_device->Set(static_cast<double>(o.state_tensors - o.state_off_device));
     r.state_bytes->Set(static_cast<double>(o.state_bytes));
@@ -670,25 +639,25 @@ void PrometheusExporter::on_step(const StepRecord &step) {
     r.off_device[kGrads]->Set(static_cast<double>(step.placement->grads_off_device));
     r.off_device[kBuffers]->Set(static_cast<double>(step.placement->buffers_off_device));
   }
-  for (const std::string &rule : step.alerts) m.alert_counter(rule)->Increment();
+  for (const std::string& rule : step.alerts) m.alert_counter(rule)->Increment();
 }
 
-void PrometheusExporter::on_event(const EventRecord &event) {
-  Impl &m = *impl_;
+void PrometheusExporter::on_event(const EventRecord& event) {
+  Impl& m = *impl_;
   if (!m.run.phase) return;
   for (std::size_t k = 0; k < kEventKinds.size(); ++k) {
     if (kEventKinds[k] == event.kind) m.run.events[k]->Increment();
   }
   if (event.kind == EventKind::kPhaseStart) {
-    // Move the phase gauge at the switch itself, before the new phase's first
-    // step, and resolve the new phase's children off the step path.
+    // Move the phase gauge at the switch itself, before the new phase's first step, and resolve the
+    // new phase's children off the step path.
     m.run.phase->Set(event.phase);
     m.phase_series(event.phase);
   }
 }
 
-void PrometheusExporter::on_run_end(const RunSummary &summary) {
-  Impl &m = *impl_;
+void PrometheusExporter::on_run_end(const RunSummary& summary) {
+  Impl& m = *impl_;
   ++m.runs_ended;
   if (m.run.phase) {
     m.run.finished->Set(1);
@@ -697,7 +666,7 @@ void PrometheusExporter::on_run_end(const RunSummary &summary) {
   if (!m.options.pushgateway_url.empty()) {
     try {
       m.push();
-    } catch (const std::exception &e) {
+    } catch (const std::exception& e) {
       m.warn() << "warning: pushgateway " << m.options.pushgateway_url << ": " << e.what()
                << "; metrics not pushed\n";
     }
@@ -717,7 +686,7 @@ std::string PrometheusExporter::exposition() const {
 
 bool prometheus_available() { return true; }
 
-std::unique_ptr<RecordSink> make_metrics_sink(const MetricsOptions &options) {
+std::unique_ptr<RecordSink> make_metrics_sink(const MetricsOptions& options) {
   validate(options);
   if (!metrics_requested(options)) return nullptr;
   return std::make_unique<PrometheusExporter>(options);

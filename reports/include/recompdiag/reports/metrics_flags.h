@@ -1,8 +1,7 @@
 #pragma once
 /// \file
-/// The live-metrics flags of a CLI11 subcommand (`recompdiag train`,
-/// `recompdiag ab`). Kept apart from prometheus_exporter.h so that only the CLI
-/// pulls in CLI11.
+/// The live-metrics flags of a CLI11 subcommand (`recompdiag train`, `recompdiag ab`). Kept apart
+/// from prometheus_exporter.h so that only the CLI pulls in CLI11.
 
 #include <CLI/CLI.hpp>
 
@@ -10,11 +9,10 @@
 
 namespace recompdiag {
 
-/// Adds --metrics-addr, --pushgateway and --metrics-hold to `cmd`, bound to
-/// `options` (which must outlive parsing). Values are checked by `validate` /
-/// `make_metrics_sink`, which throw `InputError`, not by CLI11, so a bad
-/// address exits 2 like every other bad input.
-inline void add_metrics_flags(CLI::App &cmd, MetricsOptions &options) {
+/// Adds --metrics-addr, --pushgateway and --metrics-hold to `cmd`, bound to `options` (which must
+/// outlive parsing). Values are checked by `validate` / `make_metrics_sink`, which throw
+/// `InputError`, not by CLI11, so a bad address exits 2 like every other bad input.
+inline void add_metrics_flags(CLI::App& cmd, MetricsOptions& options) {
   cmd.add_option("--metrics-addr", options.listen_addr,
                  "Serve Prometheus metrics at HOST[:PORT]/metrics while "
                  "training (off by default; "
