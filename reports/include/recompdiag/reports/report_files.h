@@ -1,0 +1,34 @@
+#pragma once
+/// \file
+/// Report files: written atomically (a temporary file in the same directory, then rename), so a
+/// reader never sees half a report and an interrupted run leaves the previous one in place.
+
+#include <functional>
+#include <iosfwd>
+#include <string>
+
+#include "recompdiag/core/compare.h"
+#include "recompdiag/core/run_io.h"
+
+namespace recompdiag::reports {
+
+/// Writes `content` to `path` atomically. Throws InputError naming the path when the directory
+/// is missing or not writable.
+void write_file_atomically(const std::string& path, const std::string& content);
+
+/// Lets `fill` write the file's content to a stream, then renames it into place atomically.
+/// Throws InputError naming the path when it cannot be written; the temporary file is removed.
+void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& fill);
+
+/// Writes DIR/report.md, DIR/report.html and DIR/report.json for an already computed comparison,
+/// creating DIR if needed. Returns the Markdown report. Throws InputError when DIR cannot be
+/// written.
+std::string write_reports(const Comparison& comparison, const std::string& out_dir);
+
+/// What `recompdiag ab` writes after training both modes: compares the recompile run (baseline,
+/// A) with the mutable run (B), writes DIR/report.{md,html,json} and returns the Markdown report
+/// for printing. Throws InputError as compare_runs() and write_reports() do.
+std::string write_ab_reports(const RunFile& recompile, const RunFile& mutable_run,
+                             const CompareOptions& options, const std::string& out_dir);
+
+}  // namespace recompdiag::reports

@@ -1,0 +1,119 @@
+#pragma once
+// Number and text formatting shared by the renderers.
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace recompdiag::reports::detail {
+
+inline std::string printf_string(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+/// Milliseconds with three significant digits and trailing zeros kept ("5.00", "12.3", "123").
+inline std::string ms(double v) {
+  if (!std::isfinite(v)) return "n/a";
+  const double a = std::fabs(v);
+  if (a >= 100) return printf_string("%.0f", v);
+  if (a >= 10) return printf_string("%.1f", v);
+  if (a >= 1) return printf_string("%.2f", v);
+  return printf_string("%.3g", v);
+}
+
+/// Seconds, three significant digits.
+inline std::string seconds(double v) {
+  if (!std::isfinite(v)) return "n/a";
+  return printf_string("%.3g", v);
+}
+
+/// A ratio with three decimals ("1.302").
+inline std::string ratio(double v) {
+  if (!std::isfinite(v)) return "n/a";
+  return printf_string("%.3f", v);
+}
+
+/// "+30.2%" / "-4.1%" from a ratio.
+inline std::string change(double r) {
+  if (!std::isfinite(r)) return "n/a";
+  return printf_string("%+.1f%%", (r - 1.0) * 100.0);
+}
+
+/// A p-value: "<0.001" or three decimals.
+inline std::string p_value(double p) {
+  if (!std::isfinite(p)) return "n/a";
+  return p < 0.001 ? "<0.001" : printf_string("%.3f", p);
+}
+
+/// A loss value, four significant digits.
+inline std::string loss(double v) {
+  if (!std::isfinite(v)) return "n/a";
+  return printf_string("%.4g", v);
+}
+
+inline std::string losses(const std::vector<double>& values) {
+  std::string out;
+  for (size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + loss(values[i]);
+  return out.empty() ? "n/a" : out;
+}
+
+/// Human verdict: "no change", "regression", "improvement".
+inline std::string verdict_words(const char* verdict) {
+  std::string v = verdict;
+  for (auto& c : v) {
+    if (c == '_') c = ' ';
+  }
+  return v;
+}
+
+inline std::string html_escape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+/// Escapes a cell of a Markdown table.
+inline std::string md_cell(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n')
+      out += ' ';
+    else
+      out += c;
+  }
+  return out;
+}
+
+/// File name without its directories.
+inline std::string base_name(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace recompdiag::reports::detail

@@ -1,0 +1,226 @@
+#include <cmath>
+#include <ostream>
+
+#include "recompdiag/core/version.h"
+#include "recompdiag/reports/renderer.h"
+
+namespace recompdiag::reports {
+
+namespace {
+
+using nlohmann::json;
+
+// JSON has no NaN or infinity; a figure that is not finite is null.
+json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+json nums(const std::vector<double>& values) {
+  json out = json::array();
+  for (double v : values) out.push_back(num(v));
+  return out;
+}
+
+json header_json(const RunHeader& h) {
+  return {{"schema", h.schema},
+          {"tool_version", h.tool_version},
+          {"mode", h.mode},
+          {"optimizer_handoff", h.optimizer_handoff},
+          {"device_requested", h.device_requested},
+          {"device_used", h.device_used},
+          {"torch_version", h.torch_version},
+          {"cuda_available", h.cuda_available},
+          {"cupti", {{"available", h.cupti.available}, {"reason", h.cupti.reason}}},
+          {"step_timing", h.step_timing},
+          {"config", h.config},
+          {"probes", h.probes},
+          {"seed", h.seed},
+          {"start_time", h.start_time},
+          {"host", h.host}};
+}
+
+json times_json(const StepTimeSummary& s) {
+  return {{"n", s.n},
+          {"median_ms", num(s.median_ms)},
+          {"p95_ms", num(s.p95_ms)},
+          {"mad_ms", num(s.mad_ms)},
+          {"mean_ms", num(s.mean_ms)},
+          {"stddev_ms", num(s.stddev_ms)},
+          {"min_ms", num(s.min_ms)},
+          {"max_ms", num(s.max_ms)},
+          {"total_s", num(s.total_s)}};
+}
+
+json counts_json(const ProbeCounts& c) {
+  return {{"steps", c.steps},
+          {"has_jit", c.has_jit},
+          {"has_dispatch", c.has_dispatch},
+          {"has_cupti", c.has_cupti},
+          {"has_optimizer", c.has_optimizer},
+          {"jit_compiles", c.jit_compiles},
+          {"jit_plan_builds", c.jit_plan_builds},
+          {"jit_profiling_runs", c.jit_profiling_runs},
+          {"new_signatures", c.new_signatures},
+          {"host_ops", c.host_ops},
+          {"copies", c.copies},
+          {"copy_bytes", c.copy_bytes},
+          {"syncs", c.syncs},
+          {"new_kernels", c.new_kernels},
+          {"module_loads", c.module_loads},
+          {"graph_instantiations", c.graph_instantiations},
+          {"cache_misses", c.cache_misses()},
+          {"optimizer_resets", c.optimizer_resets},
+          {"optimizer_state_off_device", c.optimizer_state_off_device},
+          {"optimizer_state_missing", c.optimizer_state_missing},
+          {"compile_events", c.compile_events},
+          {"alerts", c.alerts}};
+}
+
+json run_json(const RunAnalysis& r) {
+  json phases = json::array();
+  for (const auto& p : r.phases) {
+    phases.push_back({{"phase", p.phase},
+                      {"first_step", p.first_step},
+                      {"last_step", p.last_step},
+                      {"warmup_steps", p.warmup_steps},
+                      {"warmup_extra_s", num(p.warmup_extra_s)},
+                      {"all", times_json(p.all)},
+                      {"steady", times_json(p.steady)},
+                      {"counts", counts_json(p.counts)},
+                      {"steady_counts", counts_json(p.steady_counts)},
+                      {"final_loss", num(p.final_loss)},
+                      {"final_head_losses", nums(p.final_head_losses)}});
+  }
+  json switches = json::array();
+  for (const auto& s : r.switches) {
+    switches.push_back({{"from_phase", s.from_phase},
+                        {"to_phase", s.to_phase},
+                        {"switch_step", s.switch_step},
+                        {"extra_s", num(s.extra_s)},
+                        {"recovery_steps", s.recovery_steps},
+                        {"first_step_ms", num(s.first_step_ms)},
+                        {"first_step_ratio", num(s.first_step_ratio)},
+                        {"around", counts_json(s.around)},
+                        {"loss_jump",
+                         {{"total_before", num(s.loss.total_before)},
+                          {"total_after", num(s.loss.total_after)},
+                          {"head_before", nums(s.loss.head_before)},
+                          {"head_after", nums(s.loss.head_after)},
+                          {"head_jump", nums(s.loss.head_jump)}}}});
+  }
+  json compiles = json::array();
+  for (const auto& e : r.compiles)
+    compiles.push_back({{"step", e.step}, {"phase", e.phase}, {"reason", e.reason}});
+  json alerts = json::array();
+  for (const auto& a : r.alerts) {
+    alerts.push_back(
+        {{"step", a.step}, {"phase", a.phase}, {"rule", a.rule}, {"message", a.message}});
+  }
+  json stretches = json::array();
+  for (const auto& s : r.slow_stretches) {
+    json signals = json::array();
+    for (const auto& g : s.signals) {
+      signals.push_back(
+          {{"kind", g.kind}, {"count", g.count}, {"score", num(g.score)}, {"text", g.text}});
+    }
+    stretches.push_back({{"first_step", s.first_step},
+                         {"last_step", s.last_step},
+                         {"phase", s.phase},
+                         {"mean_ratio", num(s.mean_ratio)},
+                         {"max_ratio", num(s.max_ratio)},
+                         {"extra_s", num(s.extra_s)},
+                         {"signals", signals},
+                         {"sentence", s.sentence}});
+  }
+  json summary = nullptr;
+  if (r.summary) {
+    summary = {{"steps", r.summary->steps},
+               {"elapsed_s", num(r.summary->elapsed_s)},
+               {"compiles", r.summary->compiles},
+               {"alerts", r.summary->alerts},
+               {"final_loss", num(r.summary->final_loss)},
+               {"final_head_losses", nums(r.summary->final_head_losses)},
+               {"status", r.summary->status}};
+  }
+  return {{"path", r.path},
+          {"header", header_json(r.header)},
+          {"summary", summary},
+          {"steps", r.steps},
+          {"total_wall_s", num(r.total_wall_s)},
+          {"phases", phases},
+          {"switches", switches},
+          {"compiles", compiles},
+          {"alerts", alerts},
+          {"slow_stretch_count", r.slow_stretch_count},
+          {"slow_stretches", stretches},
+          {"outcome",
+           {{"finished", r.outcome.finished},
+            {"final_loss", num(r.outcome.final_loss)},
+            {"final_head_losses", nums(r.outcome.final_head_losses)}}},
+          {"warnings", r.warnings}};
+}
+
+}  // namespace
+
+json report_json(const Comparison& c) {
+  json phases = json::array();
+  for (const auto& p : c.phases) {
+    phases.push_back({{"phase", p.phase},
+                      {"n_a", p.n_a},
+                      {"n_b", p.n_b},
+                      {"median_a_ms", num(p.median_a_ms)},
+                      {"median_b_ms", num(p.median_b_ms)},
+                      {"p95_a_ms", num(p.p95_a_ms)},
+                      {"p95_b_ms", num(p.p95_b_ms)},
+                      {"ratio",
+                       {{"value", num(p.ratio.ratio)},
+                        {"ci_low", num(p.ratio.low)},
+                        {"ci_high", num(p.ratio.high)},
+                        {"confidence", p.ratio.confidence},
+                        {"resamples", p.ratio.resamples}}},
+                      {"mann_whitney",
+                       {{"u_a", num(p.mann_whitney.u_a)},
+                        {"u_b", num(p.mann_whitney.u_b)},
+                        {"z", num(p.mann_whitney.z)},
+                        {"p", num(p.mann_whitney.p)},
+                        {"too_few_samples", p.mann_whitney.too_few_samples}}},
+                      {"verdict", to_string(p.verdict)},
+                      {"reason", p.reason}});
+  }
+  json switches = json::array();
+  for (const auto& s : c.switches) {
+    switches.push_back({{"to_phase", s.to_phase},
+                        {"extra_s_a", num(s.extra_s_a)},
+                        {"extra_s_b", num(s.extra_s_b)},
+                        {"extra_s_difference", num(s.extra_s_difference)},
+                        {"recovery_steps_a", s.recovery_steps_a},
+                        {"recovery_steps_b", s.recovery_steps_b}});
+  }
+  json diffs = json::array();
+  for (const auto& d : c.config_differences)
+    diffs.push_back({{"key", d.key}, {"a", d.a}, {"b", d.b}});
+  return {{"schema", kReportSchemaVersion},
+          {"kind", "recompdiag.compare"},
+          {"tool", "recompdiag"},
+          {"tool_version", kToolVersion},
+          {"build", kBuildInfo},
+          {"verdict", to_string(c.verdict)},
+          {"summary", c.summary},
+          {"options",
+           {{"threshold", c.options.threshold},
+            {"alpha", c.options.alpha},
+            {"min_samples", c.options.min_samples},
+            {"bootstrap_resamples", c.options.bootstrap.resamples},
+            {"bootstrap_seed", c.options.bootstrap.seed},
+            {"confidence", c.options.bootstrap.confidence}}},
+          {"phases", phases},
+          {"switches", switches},
+          {"config_differences", diffs},
+          {"warnings", c.warnings},
+          {"a", run_json(c.a)},
+          {"b", run_json(c.b)}};
+}
+
+void JsonRenderer::render(const Comparison& c, std::ostream& out) const {
+  out << report_json(c).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+}
+
+}  // namespace recompdiag::reports

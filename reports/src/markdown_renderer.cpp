@@ -1,0 +1,78 @@
+#include <algorithm>
+#include <ostream>
+
+#include "detail/format.h"
+#include "recompdiag/reports/renderer.h"
+
+namespace recompdiag::reports {
+
+namespace {
+
+using detail::md_cell;
+
+std::string run_label(const RunAnalysis& r) {
+  std::string label = "`" + detail::base_name(r.path) + "`";
+  if (!r.header.mode.empty()) label += " (" + r.header.mode + ")";
+  return label;
+}
+
+void write_stretches(const RunAnalysis& r, const char* name, std::ostream& out) {
+  if (r.slow_stretches.empty()) return;
+  out << "\n**Slow stretches in " << name << "** (" << r.slow_stretch_count << " found";
+  if (r.slow_stretch_count > 3) out << ", costliest 3 shown";
+  out << "):\n";
+  // Stretches are in step order; show the three costliest.
+  std::vector<const SlowStretch*> top;
+  for (const auto& s : r.slow_stretches) top.push_back(&s);
+  std::stable_sort(top.begin(), top.end(), [](const SlowStretch* x, const SlowStretch* y) {
+    return x->extra_s > y->extra_s;
+  });
+  if (top.size() > 3) top.resize(3);
+  for (const SlowStretch* s : top) out << "- " << s->sentence << "\n";
+}
+
+}  // namespace
+
+void MarkdownRenderer::render(const Comparison& c, std::ostream& out) const {
+  out << "### recompdiag: **" << detail::verdict_words(to_string(c.verdict)) << "**\n\n";
+  out << c.summary << "\n\n";
+  out << "A (baseline) = " << run_label(c.a) << ", B = " << run_label(c.b) << "; threshold "
+      << detail::printf_string("%.1f%%", c.options.threshold * 100.0) << ", alpha "
+      << detail::printf_string("%g", c.options.alpha) << ".\n\n";
+
+  out << "| Phase | A median ms | B median ms | B/A | 95% CI | p | A p95 ms | B p95 ms | Verdict "
+         "|\n";
+  out << "|---|---:|---:|---:|---|---:|---:|---:|---|\n";
+  for (const auto& p : c.phases) {
+    out << "| " << p.phase << " | " << detail::ms(p.median_a_ms) << " | "
+        << detail::ms(p.median_b_ms) << " | " << detail::ratio(p.ratio.ratio) << " ("
+        << detail::change(p.ratio.ratio) << ") | " << detail::ratio(p.ratio.low) << "-"
+        << detail::ratio(p.ratio.high) << " | " << detail::p_value(p.mann_whitney.p) << " | "
+        << detail::ms(p.p95_a_ms) << " | " << detail::ms(p.p95_b_ms) << " | "
+        << detail::verdict_words(to_string(p.verdict)) << " |\n";
+  }
+
+  if (!c.switches.empty()) {
+    out << "\n| Switch to phase | A recompile tax s | A steps to recover | B recompile tax s | "
+           "B steps to recover |\n";
+    out << "|---|---:|---:|---:|---:|\n";
+    for (const auto& s : c.switches) {
+      out << "| " << s.to_phase << " | " << detail::seconds(s.extra_s_a) << " | "
+          << s.recovery_steps_a << " | " << detail::seconds(s.extra_s_b) << " | "
+          << s.recovery_steps_b << " |\n";
+    }
+  }
+
+  write_stretches(c.a, "A", out);
+  write_stretches(c.b, "B", out);
+
+  out << "\n**Final loss per head**: A " << detail::losses(c.a.outcome.final_head_losses) << "; B "
+      << detail::losses(c.b.outcome.final_head_losses) << "\n";
+
+  if (!c.warnings.empty()) {
+    out << "\n**Warnings**\n";
+    for (const auto& w : c.warnings) out << "- " << md_cell(w) << "\n";
+  }
+}
+
+}  // namespace recompdiag::reports

@@ -1,0 +1,217 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "recompdiag/core/compare.h"
+#include "recompdiag/core/error.h"
+#include "recompdiag/core/run_io.h"
+#include "recompdiag/core/version.h"
+#include "recompdiag/reports/renderer.h"
+#include "recompdiag/reports/report_files.h"
+#include "recompdiag/reports/trace_writer.h"
+#include "test_util.h"
+
+using namespace recompdiag;
+using namespace recompdiag::reports;
+
+namespace {
+
+std::string fixture(const std::string& name) {
+  return std::string(RECOMPDIAG_FIXTURES_DIR) + "/" + name;
+}
+
+struct Pair {
+  RunFile a;
+  RunFile b;
+  Comparison c;
+};
+
+Pair load(const std::string& a, const std::string& b) {
+  Pair p{read_run_file(fixture(a)), read_run_file(fixture(b)), {}};
+  p.c = compare_runs(p.a, p.b);
+  return p;
+}
+
+std::string render(ReportFormat format, const Comparison& c) {
+  std::ostringstream out;
+  make_renderer(format)->render(c, out);
+  return out.str();
+}
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+size_t count(const std::string& s, const std::string& part) {
+  size_t n = 0;
+  for (size_t pos = s.find(part); pos != std::string::npos; pos = s.find(part, pos + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("report formats parse by name") {
+  CHECK(parse_report_format("md") == ReportFormat::kMarkdown);
+  CHECK(parse_report_format("markdown") == ReportFormat::kMarkdown);
+  CHECK(parse_report_format("html") == ReportFormat::kHtml);
+  CHECK(parse_report_format("json") == ReportFormat::kJson);
+  CHECK_THROWS_AS(parse_report_format("pdf"), InputError);
+  CHECK(make_renderer(ReportFormat::kHtml)->format() == ReportFormat::kHtml);
+}
+
+TEST_CASE("the Markdown report leads with the verdict and tabulates each phase") {
+  Pair p = load("compare_baseline.jsonl", "compare_slower.jsonl");
+  const std::string md = render(ReportFormat::kMarkdown, p.c);
+  CHECK(md.rfind("### recompdiag: **regression**\n", 0) == 0);
+  CHECK(contains(md, "| Phase | A median ms | B median ms | B/A | 95% CI | p |"));
+  CHECK(contains(md, "| 1 | "));
+  CHECK(contains(md, "| 2 | "));
+  CHECK(contains(md, "| regression |"));
+  CHECK(contains(md, "| Switch to phase | A recompile tax s |"));
+  CHECK(contains(md, "2 JIT compiles (reason: phase 2: loss weights baked into the graph)"));
+  CHECK(contains(md, "**Final loss per head**"));
+  // Short enough for a pull-request comment.
+  CHECK(count(md, "\n") < 40);
+}
+
+TEST_CASE("the JSON report carries every figure, the schema, the tool version and both headers") {
+  Pair p = load("compare_baseline.jsonl", "compare_slower.jsonl");
+  const nlohmann::json j = nlohmann::json::parse(render(ReportFormat::kJson, p.c));
+  CHECK(j["schema"] == kReportSchemaVersion);
+  CHECK(j["tool_version"] == kToolVersion);
+  CHECK(j["build"] == kBuildInfo);
+  CHECK(j["verdict"] == "regression");
+  CHECK(j["options"]["threshold"] == 0.05);
+  REQUIRE(j["phases"].size() == 2);
+  const auto& p2 = j["phases"][1];
+  CHECK(p2["verdict"] == "regression");
+  CHECK(p2["ratio"]["value"].get<double>() == doctest::Approx(p.c.phases[1].ratio.ratio));
+  CHECK(p2["ratio"]["ci_low"].get<double>() == doctest::Approx(p.c.phases[1].ratio.low));
+  CHECK(p2["mann_whitney"]["p"].get<double>() == doctest::Approx(p.c.phases[1].mann_whitney.p));
+  CHECK(j["a"]["header"]["mode"] == "recompile");
+  CHECK(j["a"]["header"]["seed"] == 1);
+  CHECK(j["b"]["header"]["seed"] == 3);
+  CHECK(j["a"]["header"]["config"]["phase_steps"] == nlohmann::json({100, 100}));
+  CHECK(j["a"]["phases"][1]["warmup_steps"] == p.c.a.phases[1].warmup_steps);
+  CHECK(j["a"]["phases"][1]["steady"]["p95_ms"].get<double>() ==
+        doctest::Approx(p.c.a.phases[1].steady.p95_ms));
+  CHECK(j["a"]["switches"][0]["extra_s"].get<double>() ==
+        doctest::Approx(p.c.a.switches[0].extra_s));
+  CHECK(j["a"]["switches"][0]["around"]["jit_compiles"] == 2);
+  CHECK(j["a"]["switches"][0]["loss_jump"]["head_jump"].size() == 2);
+  CHECK(j["a"]["outcome"]["final_head_losses"].size() == 2);
+  CHECK(j["switches"][0]["to_phase"] == 2);
+  CHECK(j["config_differences"][0]["key"] == "seed");
+  CHECK_FALSE(j["a"]["slow_stretches"].empty());
+}
+
+TEST_CASE("the HTML report is one self-contained page with the verdict first and three charts") {
+  Pair p = load("compare_baseline.jsonl", "compare_faster.jsonl");
+  const std::string html = render(ReportFormat::kHtml, p.c);
+  CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
+  CHECK(contains(html, "</html>"));
+  const size_t verdict = html.find("<header class=\"verdict improvement\"><h1>Improvement</h1>");
+  REQUIRE(verdict != std::string::npos);
+  CHECK(verdict < html.find("<svg"));
+  CHECK(count(html, "<svg") == 3);
+  CHECK(count(html, "<svg") == count(html, "</svg>"));
+  CHECK(contains(html, "step time (ms, log)"));
+  CHECK(contains(html, "phase 2 starts (step 100)"));
+  // No scripts and nothing fetched from a network.
+  CHECK_FALSE(contains(html, "<script"));
+  CHECK_FALSE(contains(html, "src="));
+  CHECK_FALSE(contains(html, "<link"));
+  CHECK_FALSE(contains(html, "url("));
+}
+
+TEST_CASE("HTML escapes what comes from run files") {
+  Pair p = load("compare_baseline.jsonl", "compare_rerun.jsonl");
+  p.c.a.slow_stretches.at(0).sentence = "<script>alert(1)</script>";
+  const std::string html = render(ReportFormat::kHtml, p.c);
+  CHECK_FALSE(contains(html, "<script>"));
+  CHECK(contains(html, "&lt;script&gt;alert(1)&lt;/script&gt;"));
+}
+
+TEST_CASE("the Chrome trace has steps, phases, compiles and alerts for both runs") {
+  Pair p = load("compare_baseline.jsonl", "compare_slower.jsonl");
+  p.a.steps[10].alerts = {"host_sync"};
+  p.c = compare_runs(p.a, p.b);
+  std::ostringstream out;
+  write_chrome_trace(p.a, p.b, p.c, out);
+  const nlohmann::json j = nlohmann::json::parse(out.str());
+  CHECK(j["otherData"]["verdict"] == "regression");
+  int steps = 0;
+  int phases = 0;
+  int compiles = 0;
+  int alerts = 0;
+  int switches = 0;
+  int stretches = 0;
+  double last_end_a = 0;
+  for (const auto& e : j["traceEvents"]) {
+    const std::string name = e["name"].get<std::string>();
+    if (e["ph"] == "X" && e["tid"] == 1) {
+      ++steps;
+      if (e["pid"] == 1) {
+        CHECK(e["ts"].get<double>() == doctest::Approx(last_end_a).epsilon(1e-6));
+        last_end_a = e["ts"].get<double>() + e["dur"].get<double>();
+      }
+    }
+    if (e["ph"] == "X" && name.rfind("phase ", 0) == 0) ++phases;
+    if (e["ph"] == "X" && name.rfind("slow: ", 0) == 0) ++stretches;
+    if (e["ph"] == "i" && e["cat"] == "compile") ++compiles;
+    if (e["ph"] == "i" && e["cat"] == "alert") ++alerts;
+    if (e["ph"] == "i" && e["cat"] == "phase") ++switches;
+  }
+  CHECK(steps == 400);
+  CHECK(phases == 4);
+  CHECK(compiles == 6);  // 1 + 2 per run
+  CHECK(alerts == 1);
+  CHECK(switches == 2);
+  CHECK(stretches >= 4);
+  CHECK(last_end_a / 1000.0 == doctest::Approx(p.c.a.total_wall_s * 1000.0).epsilon(1e-6));
+}
+
+TEST_CASE("report files are written atomically") {
+  test::TempDir dir;
+  const std::string path = dir.file("report.md");
+  write_file_atomically(path, std::string("first"));
+  CHECK(test::read_text(path) == "first");
+  // A writer that fails leaves the previous file and no temporary behind.
+  CHECK_THROWS_AS(write_file_atomically(path,
+                                        [](std::ostream& out) {
+                                          out << "half";
+                                          throw std::runtime_error("disk gone");
+                                        }),
+                  std::runtime_error);
+  CHECK(test::read_text(path) == "first");
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    (void)e;
+    ++files;
+  }
+  CHECK(files == 1);
+  const std::string bad = dir.file("no/such/dir/report.md");
+  try {
+    write_file_atomically(bad, std::string("x"));
+    FAIL("no InputError");
+  } catch (const InputError& e) {
+    CHECK(contains(e.what(), bad));
+  }
+}
+
+TEST_CASE("write_ab_reports writes the three reports and returns the Markdown") {
+  test::TempDir dir;
+  const std::string out_dir = dir.file("ab");
+  RunFile recompile = read_run_file(fixture("compare_baseline.jsonl"));
+  RunFile mutable_run = read_run_file(fixture("compare_faster.jsonl"));
+  const std::string md = write_ab_reports(recompile, mutable_run, CompareOptions{}, out_dir);
+  CHECK(test::read_text(out_dir + "/report.md") == md);
+  CHECK(contains(md, "**improvement**"));
+  CHECK(test::read_text(out_dir + "/report.html").rfind("<!DOCTYPE html>", 0) == 0);
+  CHECK(nlohmann::json::parse(test::read_text(out_dir + "/report.json"))["verdict"] ==
+        "improvement");
+}
