@@ -28,6 +28,7 @@
 #include "recompdiag/probes/jit_probe.h"
 #include "recompdiag/probes/monitor.h"
 #include "recompdiag/probes/optimizer_probe.h"
+#include "recompdiag/probes/overhead.h"
 
 using namespace recompdiag;
 using probes::DispatcherOptions;
@@ -405,4 +406,16 @@ TEST_CASE(
   CHECK(seen.back().step == 4);
   if (!probes::make_cupti_probe()->available())
     CHECK_FALSE(records[0].cupti.has_value());
+}
+
+TEST_CASE("observer cost micro-benchmark runs and reports (figures only, no "
+          "timing assertion)") {
+  const probes::ObserverCost cost = probes::measure_observer_cost(20000, 3);
+  MESSAGE("ns/op off " << cost.ns_per_op_off << ", on " << cost.ns_per_op_on
+                       << ", on without signatures "
+                       << cost.ns_per_op_on_no_signatures);
+  CHECK(cost.ops_per_round == 20000);
+  CHECK(cost.ns_per_op_off > 0.0);
+  CHECK(cost.ns_per_op_on > 0.0);
+  CHECK_FALSE(at::hasGlobalCallbacks());
 }

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <type_traits>
 
@@ -21,7 +22,11 @@ namespace {
 // TensorImpl address printed as a string, 2.x by the address itself.
 template <class Key> Key state_key(const at::Tensor &param) {
   if constexpr (std::is_same_v<Key, std::string>) {
-    return c10::guts::to_string(param.unsafeGetTensorImpl());
+    // What c10::guts::to_string(TensorImpl*) printed in 1.x, without depending
+    // on it.
+    std::ostringstream key;
+    key << static_cast<const void *>(param.unsafeGetTensorImpl());
+    return key.str();
   } else {
     return static_cast<Key>(param.unsafeGetTensorImpl());
   }
