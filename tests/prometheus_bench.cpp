@@ -1,7 +1,7 @@
 // Cost of the Prometheus exporter to a training loop (issue 5).
 //
 //   prometheus_bench [--on-step-iterations N] [--scrapers N] [--seconds S] [--step-ms MS]
-//                    [--scrape-interval-ms MS]
+//                    [--scrape-interval-ms MS] [--target-port PORT]
 //
 // 1. ns per on_step: N realistic step records through a serving exporter, without and with one
 //    concurrent scraper (histogram and counters are shared with scrapes).
@@ -10,6 +10,8 @@
 //    loopback for S seconds, each every --scrape-interval-ms (0 = back to back; default 1000,
 //    i.e. 100 scrapes/s from 100 scrapers, ~1500x one Prometheus at its 15 s default). Prints
 //    scrape latency p50/p99/max and the step-time change.
+// 3. With --target-port, only the scrapers run, against another process's exporter (see
+//    prometheus_load.sh, which times a real training run with and without them).
 // Everything is bounded by --seconds and runs on 127.0.0.1 only.
 
 #include <algorithm>
@@ -105,12 +107,63 @@ StepTimes train(recompdiag::PrometheusExporter& exporter, int64_t work_iteration
   return t;
 }
 
+struct ScrapeStats {
+  std::size_t scrapes = 0;
+  int64_t errors = 0;
+};
+
+// `scrapers` threads GET /metrics from 127.0.0.1:`port`, each every `interval_ms` (0 = back to
+// back), while `during` runs on this thread; then prints scrape latency figures.
+template <typename Fn>
+ScrapeStats scrape_load(int port, int scrapers, double interval_ms, Fn&& during) {
+  std::vector<std::vector<double>> latencies(scrapers);
+  std::atomic<int64_t> errors{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> clients;
+  const auto load_start = Clock::now();
+  for (int c = 0; c < scrapers; ++c) {
+    clients.emplace_back([&, c] {
+      // Staggered starts, then a fixed period: scrapers like Prometheus servers, not a flood.
+      auto next = Clock::now() + std::chrono::microseconds(static_cast<int64_t>(
+                                     interval_ms * 1e3 * c / std::max(1, scrapers)));
+      while (!stop) {
+        std::this_thread::sleep_until(next);
+        next += std::chrono::microseconds(static_cast<int64_t>(interval_ms * 1e3));
+        if (stop) break;
+        const auto t0 = Clock::now();
+        try {
+          if (recompdiag::test::http_get(port, "/metrics", 10).status != 200) ++errors;
+        } catch (const std::exception&) {
+          ++errors;
+        }
+        latencies[c].push_back(seconds_since(t0) * 1e3);
+      }
+    });
+  }
+  during();
+  stop = true;
+  for (auto& t : clients) t.join();
+  const double load_seconds = seconds_since(load_start);
+
+  std::vector<double> all;
+  for (const auto& v : latencies) all.insert(all.end(), v.begin(), v.end());
+  std::printf(
+      "load: %d scrapers every %.0f ms for %.1f s on loopback: %zu scrapes (%.0f/s), %lld errors\n",
+      scrapers, interval_ms, load_seconds, all.size(),
+      static_cast<double>(all.size()) / load_seconds, static_cast<long long>(errors.load()));
+  std::printf("scrape latency: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", percentile(all, 0.5),
+              percentile(all, 0.99), percentile(all, 1.0));
+  std::fflush(stdout);
+  return {all.size(), errors.load()};
+}
+
 int run(int argc, char** argv) {
   int64_t iterations = 1000000;
   int scrapers = 100;
   double seconds = 20;
   double step_ms = 3;
   double interval_ms = 1000;
+  int target_port = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const std::string value = argv[i + 1];
@@ -122,11 +175,21 @@ int run(int argc, char** argv) {
       seconds = std::stod(value);
     } else if (flag == "--scrape-interval-ms") {
       interval_ms = std::stod(value);
+    } else if (flag == "--target-port") {
+      target_port = std::stoi(value);
     } else if (flag == "--step-ms") {
       step_ms = std::stod(value);
     } else {
       throw recompdiag::InputError("unknown flag " + flag);
     }
+  }
+
+  if (target_port > 0) {
+    // Another process (a real `recompdiag train`) serves the metrics: only load it.
+    const ScrapeStats scraped = scrape_load(target_port, scrapers, interval_ms, [&] {
+      std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    });
+    return scraped.errors > 0 ? 1 : 0;
   }
 
   recompdiag::MetricsOptions options;
@@ -156,44 +219,11 @@ int run(int argc, char** argv) {
   const int64_t work_iterations = calibrate(step_ms);
   const double baseline_seconds = std::min(5.0, seconds / 2);
   const StepTimes alone = train(exporter, work_iterations, baseline_seconds, steps);
+  StepTimes loaded;
 
-  std::vector<std::vector<double>> latencies(scrapers);
-  std::atomic<int64_t> errors{0};
-  stop = false;
-  std::vector<std::thread> clients;
-  const auto load_start = Clock::now();
-  for (int c = 0; c < scrapers; ++c) {
-    clients.emplace_back([&, c] {
-      // Staggered starts, then a fixed period: scrapers like Prometheus servers, not a flood.
-      auto next = Clock::now() + std::chrono::microseconds(static_cast<int64_t>(
-                                     interval_ms * 1e3 * c / std::max(1, scrapers)));
-      while (!stop) {
-        std::this_thread::sleep_until(next);
-        next += std::chrono::microseconds(static_cast<int64_t>(interval_ms * 1e3));
-        if (stop) break;
-        const auto t0 = Clock::now();
-        try {
-          if (recompdiag::test::http_get(port, "/metrics", 10).status != 200) ++errors;
-        } catch (const std::exception&) {
-          ++errors;
-        }
-        latencies[c].push_back(seconds_since(t0) * 1e3);
-      }
-    });
-  }
-  const StepTimes loaded = train(exporter, work_iterations, seconds, steps);
-  stop = true;
-  for (auto& t : clients) t.join();
-  const double load_seconds = seconds_since(load_start);
-
-  std::vector<double> all;
-  for (const auto& v : latencies) all.insert(all.end(), v.begin(), v.end());
-  std::printf(
-      "load: %d scrapers every %.0f ms for %.1f s on loopback: %zu scrapes (%.0f/s), %lld errors\n",
-      scrapers, interval_ms, load_seconds, all.size(),
-      static_cast<double>(all.size()) / load_seconds, static_cast<long long>(errors.load()));
-  std::printf("scrape latency: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", percentile(all, 0.5),
-              percentile(all, 0.99), percentile(all, 1.0));
+  const ScrapeStats scraped = scrape_load(port, scrapers, interval_ms, [&] {
+    loaded = train(exporter, work_iterations, seconds, steps);
+  });
   std::printf("step time alone:        mean %.3f ms, p50 %.3f ms, p99 %.3f ms (%zu steps)\n",
               alone.mean_ms, alone.p50_ms, alone.p99_ms, alone.steps);
   std::printf("step time while scraped: mean %.3f ms, p50 %.3f ms, p99 %.3f ms (%zu steps)\n",
@@ -203,7 +233,7 @@ int run(int argc, char** argv) {
       "loop, %d scrapers and the server)\n",
       (loaded.mean_ms / alone.mean_ms - 1) * 100, (loaded.p50_ms / alone.p50_ms - 1) * 100,
       std::thread::hardware_concurrency(), scrapers);
-  return errors > 0 ? 1 : 0;
+  return scraped.errors > 0 ? 1 : 0;
 }
 
 }  // namespace
