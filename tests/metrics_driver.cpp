@@ -50,6 +50,12 @@ int run(int argc, char** argv) {
   std::string scrape_to;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
+    if (flag == "--help") {
+      std::cout
+          << "usage: metrics_driver [--metrics-addr A] [--metrics-hold S] [--pushgateway URL] "
+             "[--seconds S] [--step-ms MS] [--modes M1,M2] [--port-file F] [--scrape-to F]\n";
+      return 0;
+    }
     if (i + 1 >= argc) throw recompdiag::InputError(flag + ": missing value");
     const std::string value = argv[++i];
     if (flag == "--metrics-addr") {

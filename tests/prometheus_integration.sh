@@ -24,6 +24,12 @@ for tool in prometheus curl jq timeout; do
   fi
 done
 
+# A source without the flags (e.g. a CLI not yet wired) is skipped, not failed.
+if ! "$@" --help 2>/dev/null | grep -q -- --metrics-addr; then
+  echo "SKIP: '$*' has no --metrics-addr flag"
+  exit 77
+fi
+
 tmp=$(mktemp -d)
 source_pid=""
 prom_pid=""
@@ -56,8 +62,8 @@ prom="http://127.0.0.1:$prom_port"
 
 cat >"$tmp/prometheus.yml" <<YML
 global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
+  scrape_interval: 250ms
+  scrape_timeout: 250ms
   evaluation_interval: 1s
 scrape_configs:
   - job_name: recompdiag
