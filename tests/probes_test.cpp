@@ -46,16 +46,15 @@ float five_ops(int64_t n) {
   return s.item<float>();
 }
 
-bool has(const std::vector<std::string> &names, const std::string &name) {
+bool has(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
 std::shared_ptr<torch::jit::CompilationUnit> compile_f() {
-  return torch::jit::compile(
-      "def f(x, y):\n  return (x * y + 1).relu().sum()\n");
+  return torch::jit::compile("def f(x, y):\n  return (x * y + 1).relu().sum()\n");
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("dispatcher probe: counts match a hand-counted op sequence") {
   DispatcherProbe probe;
@@ -68,7 +67,7 @@ TEST_CASE("dispatcher probe: counts match a hand-counted op sequence") {
   CHECK(d.ops == 5);
   CHECK(d.ops_cpu == 5);
   CHECK(d.ops_cuda == 0);
-  CHECK(d.host_ops == 0); // expected device is the host
+  CHECK(d.host_ops == 0);  // expected device is the host
   CHECK(d.syncs == 1);
   CHECK(d.recorder_syncs == 0);
   CHECK(d.new_signatures == 5);
@@ -84,14 +83,14 @@ TEST_CASE("dispatcher probe: counts match a hand-counted op sequence") {
     probe.begin_step(2);
     five_ops(4);
     d = probe.end_step();
-    CHECK(d.new_signatures == 3); // mul, add, sum; ones (no tensor argument)
-                                  // and item (0-dim) are seen
+    CHECK(d.new_signatures == 3);  // mul, add, sum; ones (no tensor argument)
+                                   // and item (0-dim) are seen
   }
 
   SUBCASE("an item() inside the recorder's scope is the recorder's sync") {
     probe.begin_step(1);
     torch::Tensor loss = torch::ones({3}).sum();
-    float planted = loss.item<float>(); // the planted sync
+    float planted = loss.item<float>();  // the planted sync
     {
       RECORD_USER_SCOPE(probes::kRecorderReadScope);
       planted += loss.item<float>();
@@ -100,7 +99,7 @@ TEST_CASE("dispatcher probe: counts match a hand-counted op sequence") {
     CHECK(planted == 6.0f);
     CHECK(d.syncs == 1);
     CHECK(d.recorder_syncs == 1);
-    CHECK(d.ops == 4); // ones, sum, item, item
+    CHECK(d.ops == 4);  // ones, sum, item, item
   }
 
   SUBCASE("ops outside a step are not counted") {
@@ -113,8 +112,7 @@ TEST_CASE("dispatcher probe: counts match a hand-counted op sequence") {
   SUBCASE("a copy to another device is a cross-device copy with its bytes") {
     probe.begin_step(1);
     torch::Tensor host = torch::ones({2, 3});
-    torch::Tensor elsewhere =
-        host.to(torch::kMeta); // the meta device stands in for a GPU
+    torch::Tensor elsewhere = host.to(torch::kMeta);  // the meta device stands in for a GPU
     d = probe.end_step();
     CHECK(elsewhere.device().is_meta());
     CHECK(d.copies_h2d == 1);
@@ -123,8 +121,7 @@ TEST_CASE("dispatcher probe: counts match a hand-counted op sequence") {
   }
 }
 
-TEST_CASE(
-    "dispatcher probe: host ops when the expected device is CUDA; sampling") {
+TEST_CASE("dispatcher probe: host ops when the expected device is CUDA; sampling") {
   DispatcherOptions options;
   options.expected_device = "cuda";
   options.sample_every = 2;
@@ -141,30 +138,28 @@ TEST_CASE(
   CHECK(d.ops == 0);
 }
 
-TEST_CASE(
-    "dispatcher probe: one per process; the observer goes with the probe") {
+TEST_CASE("dispatcher probe: one per process; the observer goes with the probe") {
   {
     DispatcherProbe first;
     REQUIRE(first.available());
     DispatcherProbe second;
     CHECK_FALSE(second.available());
-    CHECK(second.availability().reason.find("another dispatcher probe") !=
-          std::string::npos);
+    CHECK(second.availability().reason.find("another dispatcher probe") != std::string::npos);
   }
   CHECK_FALSE(at::hasGlobalCallbacks());
   DispatcherProbe again;
   CHECK(again.available());
 }
 
-TEST_CASE("JIT probe: one compile and one plan build per compiled function, "
-          "again on recompile") {
+TEST_CASE(
+    "JIT probe: one compile and one plan build per compiled function, "
+    "again on recompile") {
   probes::JitProbe probe;
   REQUIRE(probe.available());
   CHECK(probe.availability().reason.empty());
   const torch::Tensor x = torch::ones({2, 3});
 
-  auto run_steps = [&](const std::shared_ptr<torch::jit::CompilationUnit> &unit,
-                       int steps) {
+  auto run_steps = [&](const std::shared_ptr<torch::jit::CompilationUnit>& unit, int steps) {
     JitStats total;
     for (int i = 0; i < steps; ++i) {
       probe.begin_step();
@@ -179,12 +174,11 @@ TEST_CASE("JIT probe: one compile and one plan build per compiled function, "
 
   auto unit = compile_f();
   probe.watch(unit);
-  probe.watch(unit); // watching again is not another compile
+  probe.watch(unit);  // watching again is not another compile
   JitStats first = run_steps(unit, 4);
   CHECK(first.compiles == 1);
   CHECK(first.plan_builds == 1);
-  CHECK(first.profiling_runs ==
-        static_cast<int64_t>(torch::jit::getNumProfiledRuns()));
+  CHECK(first.profiling_runs == static_cast<int64_t>(torch::jit::getNumProfiledRuns()));
 
   JitStats steady = run_steps(unit, 3);
   CHECK(steady.compiles == 0);
@@ -201,12 +195,13 @@ TEST_CASE("JIT probe: one compile and one plan build per compiled function, "
   CHECK(probe.watched() == 1);
 }
 
-TEST_CASE("optimizer probe: state found, lr trap, planted dtype and device, "
-          "missing, reset") {
+TEST_CASE(
+    "optimizer probe: state found, lr trap, planted dtype and device, "
+    "missing, reset") {
   torch::manual_seed(0);
   torch::nn::Linear model(4, 2);
   torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
-  auto train = [&](torch::optim::Optimizer &opt) {
+  auto train = [&](torch::optim::Optimizer& opt) {
     opt.zero_grad();
     model(torch::ones({8, 4})).pow(2).sum().backward();
     opt.step();
@@ -215,14 +210,14 @@ TEST_CASE("optimizer probe: state found, lr trap, planted dtype and device, "
   OptimizerStats s = probe.inspect();
   CHECK(s.params == 2);
   CHECK(s.params_with_state == 0);
-  CHECK(s.state_missing == 0); // Adam makes state on its first step
+  CHECK(s.state_missing == 0);  // Adam makes state on its first step
 
   train(adam);
   train(adam);
   probe.set_requested_lr(1e-3);
   s = probe.inspect();
   CHECK(s.params_with_state == 2);
-  CHECK(s.state_tensors == 4); // exp_avg, exp_avg_sq per parameter (no amsgrad)
+  CHECK(s.state_tensors == 4);  // exp_avg, exp_avg_sq per parameter (no amsgrad)
   CHECK(s.state_bytes == 2 * (2 * 4 + 2) * 4);
   CHECK(s.step_min == 2);
   CHECK(s.step_max == 2);
@@ -232,8 +227,7 @@ TEST_CASE("optimizer probe: state found, lr trap, planted dtype and device, "
   CHECK(s.lr_effective == doctest::Approx(1e-3));
 
   SUBCASE("the lr trap: setting lr on a copy of the options does nothing") {
-    auto options =
-        static_cast<torch::optim::AdamOptions &>(adam.defaults()); // a copy
+    auto options = static_cast<torch::optim::AdamOptions&>(adam.defaults());  // a copy
     options.lr(1e-2);
     probe.set_requested_lr(options.lr());
     s = probe.inspect();
@@ -244,15 +238,13 @@ TEST_CASE("optimizer probe: state found, lr trap, planted dtype and device, "
     rec.optimizer = s;
     CHECK(health.evaluate(rec).at(0).rule == rules::kLrNotInEffect);
     // Set where it takes effect: no finding.
-    for (auto &group : adam.param_groups())
-      group.options().set_lr(1e-2);
+    for (auto& group : adam.param_groups()) group.options().set_lr(1e-2);
     s = probe.inspect();
     CHECK(s.lr_effective == doctest::Approx(1e-2));
   }
 
   SUBCASE("state planted with another dtype and on another device") {
-    auto &state = static_cast<torch::optim::AdamParamState &>(
-        *adam.state().begin()->second);
+    auto& state = static_cast<torch::optim::AdamParamState&>(*adam.state().begin()->second);
     state.exp_avg(state.exp_avg().to(torch::kFloat64));
     state.exp_avg_sq(state.exp_avg_sq().to(torch::kMeta));
     s = probe.inspect();
@@ -267,27 +259,23 @@ TEST_CASE("optimizer probe: state found, lr trap, planted dtype and device, "
     CHECK(s.state_missing == 1);
   }
 
-  SUBCASE(
-      "a fresh optimizer after steps is a state reset; a migrated one is not") {
-    torch::optim::Adam migrated(model->parameters(),
-                                torch::optim::AdamOptions(1e-3));
-    for (auto &entry : adam.state())
-      migrated.state()[entry.first] = entry.second->clone();
+  SUBCASE("a fresh optimizer after steps is a state reset; a migrated one is not") {
+    torch::optim::Adam migrated(model->parameters(), torch::optim::AdamOptions(1e-3));
+    for (auto& entry : adam.state()) migrated.state()[entry.first] = entry.second->clone();
     probe.set_optimizer(&migrated);
     train(migrated);
     s = probe.inspect();
     CHECK_FALSE(s.state_reset);
     CHECK(s.step_max == 3);
 
-    torch::optim::Adam fresh(model->parameters(),
-                             torch::optim::AdamOptions(1e-3));
+    torch::optim::Adam fresh(model->parameters(), torch::optim::AdamOptions(1e-3));
     probe.set_optimizer(&fresh);
     train(fresh);
     s = probe.inspect();
     CHECK(s.state_reset);
     CHECK(s.step_max == 1);
     s = probe.inspect();
-    CHECK_FALSE(s.state_reset); // reported once, at the step it happened
+    CHECK_FALSE(s.state_reset);  // reported once, at the step it happened
   }
 }
 
@@ -299,20 +287,21 @@ TEST_CASE("placement probe: tensors off the expected device") {
       probes::inspect_placement(params, buffers, probes::ExpectedDevice("cpu"));
   CHECK(on_host.params_off_device == 0);
   CHECK(on_host.buffers_off_device == 0);
-  PlacementStats on_gpu = probes::inspect_placement(
-      params, buffers, probes::ExpectedDevice("cuda"));
+  PlacementStats on_gpu =
+      probes::inspect_placement(params, buffers, probes::ExpectedDevice("cuda"));
   CHECK(on_gpu.params_off_device == 2);
   CHECK(on_gpu.buffers_off_device == 3);
-  CHECK(on_gpu.grads_off_device == 0); // no gradients yet
+  CHECK(on_gpu.grads_off_device == 0);  // no gradients yet
   CHECK_THROWS_AS(probes::ExpectedDevice("gpu0"), InputError);
 }
 
-TEST_CASE("CUPTI probe: on a machine without a driver or GPU it is "
-          "unavailable, with a reason") {
+TEST_CASE(
+    "CUPTI probe: on a machine without a driver or GPU it is "
+    "unavailable, with a reason") {
   auto probe = probes::make_cupti_probe();
   REQUIRE(probe != nullptr);
-  MESSAGE("CUPTI probe: available=" << probe->available() << " reason="
-                                    << probe->availability().reason);
+  MESSAGE("CUPTI probe: available=" << probe->available()
+                                    << " reason=" << probe->availability().reason);
   if (probe->available()) {
     MESSAGE("a CUDA driver and device are present: nothing to check here");
     return;
@@ -321,13 +310,12 @@ TEST_CASE("CUPTI probe: on a machine without a driver or GPU it is "
   CHECK(reason.rfind("unavailable: ", 0) == 0);
   CHECK(reason.size() > std::string("unavailable: ").size());
   probe->begin_step();
-  CuptiStats s = probe->end_step(); // the null object: zeros, no crash
+  CuptiStats s = probe->end_step();  // the null object: zeros, no crash
   CHECK(s.kernels == 0);
   CHECK(s.dropped == 0);
 }
 
-TEST_CASE(
-    "monitor: a small trainer loop gets its sections, alerts and events") {
+TEST_CASE("monitor: a small trainer loop gets its sections, alerts and events") {
   torch::manual_seed(0);
   torch::nn::Linear model(4, 2);
   torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
@@ -335,7 +323,7 @@ TEST_CASE(
   options.log_alerts = false;
   options.health.warmup_steps = 2;
   std::vector<Alert> seen;
-  options.on_alert = [&](const Alert &a) { seen.push_back(a); };
+  options.on_alert = [&](const Alert& a) { seen.push_back(a); };
   std::vector<StepRecord> records;
   {
     Monitor monitor(*model, adam, options);
@@ -354,7 +342,7 @@ TEST_CASE(
     for (int64_t step = 0; step < 6; ++step) {
       if (step == 4) {
         // The trap: the trainer thinks it lowered lr.
-        auto copy = static_cast<torch::optim::AdamOptions &>(adam.defaults());
+        auto copy = static_cast<torch::optim::AdamOptions&>(adam.defaults());
         copy.lr(1e-4);
         monitor.set_requested_lr(copy.lr());
       }
@@ -362,8 +350,7 @@ TEST_CASE(
       {
         StepGuard step_guard(monitor, rec, step);
         adam.zero_grad();
-        torch::Tensor loss =
-            unit->run_method("loss", model(torch::ones({8, 4}))).toTensor();
+        torch::Tensor loss = unit->run_method("loss", model(torch::ones({8, 4}))).toTensor();
         loss.backward();
         adam.step();
         RECORD_USER_SCOPE(probes::kRecorderReadScope);
@@ -378,10 +365,10 @@ TEST_CASE(
     CHECK(events.back().kind == EventKind::kAlert);
     CHECK(monitor.take_events().empty());
   }
-  CHECK_FALSE(at::hasGlobalCallbacks()); // the observers left with the monitor
+  CHECK_FALSE(at::hasGlobalCallbacks());  // the observers left with the monitor
 
   REQUIRE(records.size() == 6);
-  for (const StepRecord &rec : records) {
+  for (const StepRecord& rec : records) {
     REQUIRE(rec.dispatch.has_value());
     REQUIRE(rec.jit.has_value());
     REQUIRE(rec.optimizer.has_value());
@@ -404,18 +391,56 @@ TEST_CASE(
   REQUIRE_FALSE(seen.empty());
   CHECK(seen.back().rule == rules::kLrNotInEffect);
   CHECK(seen.back().step == 4);
-  if (!probes::make_cupti_probe()->available())
-    CHECK_FALSE(records[0].cupti.has_value());
+  if (!probes::make_cupti_probe()->available()) CHECK_FALSE(records[0].cupti.has_value());
 }
 
-TEST_CASE("observer cost micro-benchmark runs and reports (figures only, no "
-          "timing assertion)") {
+TEST_CASE(
+    "observer cost micro-benchmark runs and reports (figures only, no "
+    "timing assertion)") {
   const probes::ObserverCost cost = probes::measure_observer_cost(20000, 3);
   MESSAGE("ns/op off " << cost.ns_per_op_off << ", on " << cost.ns_per_op_on
-                       << ", on without signatures "
-                       << cost.ns_per_op_on_no_signatures);
+                       << ", on without signatures " << cost.ns_per_op_on_no_signatures);
   CHECK(cost.ops_per_round == 20000);
   CHECK(cost.ns_per_op_off > 0.0);
   CHECK(cost.ns_per_op_on > 0.0);
   CHECK_FALSE(at::hasGlobalCallbacks());
+}
+
+// GPU only: skipped (and counted as skipped) without a CUDA LibTorch and a device.
+TEST_CASE("GPU: CUPTI and dispatcher probes see kernels, copies and syncs on CUDA" *
+          doctest::skip(!torch::cuda::is_available())) {
+  auto cupti = probes::make_cupti_probe();
+  MESSAGE("CUPTI: " << (cupti->available() ? "available" : cupti->availability().reason));
+  DispatcherOptions options;
+  options.expected_device = "cuda";
+  DispatcherProbe dispatcher(options);
+  REQUIRE(dispatcher.available());
+  auto step = [&](int64_t n) {
+    cupti->begin_step();
+    dispatcher.begin_step(0);
+    torch::Tensor host = torch::ones({n});        // host op: ones
+    torch::Tensor dev = host.to(torch::kCUDA);    // h2d copy of n floats
+    float value = (dev * 2).sum().item<float>();  // kernels, then a sync (d2h)
+    CHECK(value == doctest::Approx(2.0 * static_cast<double>(n)));
+    torch::cuda::synchronize();
+    return std::make_pair(dispatcher.end_step(), cupti->end_step());
+  };
+  auto [d1, c1] = step(1024);
+  CHECK(d1.copies_h2d == 1);
+  CHECK(d1.bytes_h2d == 1024 * 4);
+  CHECK(d1.syncs == 1);
+  CHECK(d1.ops_cuda >= 3);  // mul, sum, item
+  CHECK(d1.host_ops >= 1);  // ones on the host
+  if (cupti->available()) {
+    CHECK(c1.kernels >= 2);
+    CHECK(c1.new_kernels >= 1);
+    CHECK(c1.memcpy_h2d >= 1);
+    CHECK(c1.bytes_h2d >= 1024 * 4);
+    CHECK(c1.memcpy_d2h >= 1);
+    auto [d2, c2] = step(1024);
+    CHECK(d2.new_signatures == 0);
+    CHECK(c2.new_kernels == 0);
+    CHECK(c2.module_loads == 0);
+    CHECK(c2.dropped == 0);
+  }
 }
