@@ -1,0 +1,144 @@
+// `recompdiag bench compare`: how long `compare` takes on two million-step runs, and its memory.
+
+#include <stdlib.h>
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <future>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "recompdiag/core/compare.h"
+#include "recompdiag/core/error.h"
+#include "recompdiag/core/run_io.h"
+#include "recompdiag/core/synthetic_run.h"
+#include "recompdiag/reports/renderer.h"
+
+namespace recompdiag::cli {
+
+namespace {
+
+constexpr double kTargetSeconds = 5.0;
+
+struct BenchCompareCommand {
+  int64_t steps = 1000000;
+  std::string dir;
+  bool keep = false;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double peak_rss_mb() {
+  struct rusage usage {};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+void run_bench(const BenchCompareCommand& s) {
+  if (s.steps < 4) throw InputError("--steps must be at least 4, got " + std::to_string(s.steps));
+  std::string dir = s.dir;
+  if (dir.empty()) {
+    std::string tmpl =
+        (std::filesystem::temp_directory_path() / "recompdiag_bench_XXXXXX").string();
+    if (!::mkdtemp(tmpl.data())) throw InputError("cannot create a temporary directory");
+    dir = tmpl;
+  } else {
+    std::filesystem::create_directories(dir);
+  }
+  const std::string path_a = dir + "/bench_a.jsonl";
+  const std::string path_b = dir + "/bench_b.jsonl";
+
+  // Two realistic runs: every step carries the dispatch, jit, optimizer and placement sections,
+  // with the recompile tax at the switch; B's phase 2 is 3% slower.
+  SyntheticRunOptions oa;
+  oa.phase_steps = {s.steps / 2, s.steps - s.steps / 2};
+  oa.seed = 1;
+  SyntheticRunOptions ob = oa;
+  ob.seed = 2;
+  ob.phase_scale = {1.0, 1.03};
+  auto t0 = std::chrono::steady_clock::now();
+  auto gen_b = std::async(std::launch::async, [&] { write_synthetic_run(path_b, ob); });
+  write_synthetic_run(path_a, oa);
+  gen_b.get();
+  const double generate_s = seconds_since(t0);
+  const double file_mb =
+      static_cast<double>(std::filesystem::file_size(path_a) + std::filesystem::file_size(path_b)) /
+      1e6;
+  const double rss_before_mb = peak_rss_mb();
+
+  // What `recompdiag compare` does: read both (two threads), compare, render.
+  t0 = std::chrono::steady_clock::now();
+  auto read_b = std::async(std::launch::async, [&] { return read_run_file(path_b); });
+  RunFile a = read_run_file(path_a);
+  RunFile b = read_b.get();
+  const double read_s = seconds_since(t0);
+
+  t0 = std::chrono::steady_clock::now();
+  const Comparison c = compare_runs(a, b);
+  const double compare_s = seconds_since(t0);
+
+  double render_s[3] = {0, 0, 0};
+  size_t render_bytes[3] = {0, 0, 0};
+  const reports::ReportFormat formats[] = {
+      reports::ReportFormat::kMarkdown, reports::ReportFormat::kHtml, reports::ReportFormat::kJson};
+  for (int i = 0; i < 3; ++i) {
+    t0 = std::chrono::steady_clock::now();
+    std::ostringstream out;
+    reports::make_renderer(formats[i])->render(c, out);
+    render_s[i] = seconds_since(t0);
+    render_bytes[i] = out.str().size();
+  }
+  const double total_s = read_s + compare_s + render_s[0] + render_s[1] + render_s[2];
+  const double peak_mb = peak_rss_mb();
+  const auto total_steps = static_cast<double>(a.steps.size() + b.steps.size());
+
+  std::cout << "recompdiag bench compare: 2 runs x " << s.steps << " steps (2 phases), "
+            << fixed(file_mb, 1) << " MB of run files in " << dir << "\n"
+            << "  generate both runs (not in the total):  " << fixed(generate_s, 2) << " s\n"
+            << "  read both run files (2 threads):        " << fixed(read_s, 3) << " s ("
+            << fixed(file_mb / read_s, 0) << " MB/s)\n"
+            << "  compare (analysis, bootstrap, MWU):     " << fixed(compare_s, 3) << " s\n"
+            << "  render md / html / json:                " << fixed(render_s[0], 4) << " / "
+            << fixed(render_s[1], 4) << " / " << fixed(render_s[2], 4) << " s (" << render_bytes[0]
+            << " / " << render_bytes[1] << " / " << render_bytes[2] << " bytes)\n"
+            << "  total read + compare + render:          " << fixed(total_s, 3) << " s (target < "
+            << fixed(kTargetSeconds, 0) << " s: " << (total_s < kTargetSeconds ? "met" : "MISSED")
+            << ")\n"
+            << "  peak RSS: " << fixed(peak_mb, 0) << " MB (" << fixed(rss_before_mb, 0)
+            << " MB before reading; " << fixed((peak_mb - rss_before_mb) * 1e6 / total_steps, 0)
+            << " bytes per step)\n"
+            << "  verdict: " << c.summary << "\n";
+  if (!s.keep) std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+
+void add_bench_compare_command(CLI::App& bench, CommandContext& ctx) {
+  auto state = std::make_shared<BenchCompareCommand>();
+  CLI::App* cmd = bench.add_subcommand(
+      "compare",
+      "Generate two synthetic runs (real run files with probe sections) and time reading, "
+      "comparing and rendering them; prints seconds and peak memory");
+  cmd->add_option("--steps", state->steps, "Steps per run")->capture_default_str();
+  cmd->add_option("--dir", state->dir,
+                  "Directory for the run files (default: a fresh temporary one)");
+  cmd->add_flag("--keep", state->keep, "Keep the generated run files");
+  cmd->callback([state, &ctx] {
+    run_bench(*state);
+    ctx.exit_code = 0;
+  });
+}
+
+}  // namespace recompdiag::cli
