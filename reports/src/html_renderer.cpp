@@ -225,7 +225,13 @@ void step_time_chart(const Comparison& c, std::ostream& out) {
         band << num(f.x(bucket_x(*it))) << "," << num(f.y(it->wall_min_ms)) << " ";
       }
       out << "<polygon points=\"" << band.str() << "\" fill=\"" << color
-          << "\" fill-opacity=\"0.18\"/>\n";
+          << "\" fill-opacity=\"0.15\"/>\n";
+      // The band of a one-bucket spike is a sliver; its upper edge as a line keeps it visible.
+      out << "<polyline fill=\"none\" stroke=\"" << color
+          << "\" stroke-opacity=\"0.7\" stroke-width=\"1\" points=\"";
+      for (const auto& b : r->chart)
+        out << num(f.x(bucket_x(b))) << "," << num(f.y(b.wall_max_ms)) << " ";
+      out << "\"/>\n";
     }
     out << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"1.4\" points=\"";
     for (const auto& b : r->chart)
@@ -250,7 +256,9 @@ void step_time_chart(const Comparison& c, std::ostream& out) {
   for (const auto* r : {&c.a, &c.b}) {
     for (const auto& b : r->chart) bucketed |= b.last_step > b.first_step;
   }
-  if (bucketed) out << ". Long runs: line = mean per bucket of steps, band = min to max";
+  if (bucketed)
+    out << ". Long runs: bold line = mean per bucket of steps, thin line = slowest step, band = "
+           "min to max";
   out << ".</p>\n";
 }
 
