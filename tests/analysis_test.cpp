@@ -81,6 +81,8 @@ TEST_CASE("the switch cost is the time over the new phase's steady median until 
   CHECK(sc.switch_step == 50);
   CHECK(sc.recovery_steps == 2);
   CHECK(sc.extra_s == doctest::Approx(0.276));
+  CHECK(sc.compile_s == 0.0);
+  CHECK(sc.tax_s == doctest::Approx(0.276));
   CHECK(sc.first_step_ms == 200.0);
   CHECK(sc.first_step_ratio == doctest::Approx(200.0 / 12.0));
   // Loss jump: head 0 goes from 0.5 to 0.8, head 1 stays.
@@ -88,6 +90,16 @@ TEST_CASE("the switch cost is the time over the new phase's steady median until 
   CHECK(sc.loss.head_jump[0] == doctest::Approx(0.3));
   CHECK(sc.loss.head_jump[1] == doctest::Approx(0.0));
   CHECK(sc.loss.total_after - sc.loss.total_before == doctest::Approx(1.0));
+}
+
+TEST_CASE("compile time reported between steps is part of the recompile tax") {
+  RunFile run = make_run({steady(50, 10), concat({200, 100}, std::vector<double>(50, 12.0))});
+  run.events.push_back({EventKind::kCompile, 50, 2, "phase 2", {{"compile_ms", 1500.0}}});
+  run.events.push_back({EventKind::kCompile, 0, 1, "initial", {{"compile_ms", 900.0}}});
+  RunAnalysis a = analyze_run(run);
+  REQUIRE(a.switches.size() == 1);
+  CHECK(a.switches[0].compile_s == doctest::Approx(1.5));  // the initial compile is not a switch
+  CHECK(a.switches[0].tax_s == doctest::Approx(1.776));
 }
 
 TEST_CASE("a slow stretch is attributed to the compiles and the optimizer reset at the switch") {

@@ -71,7 +71,7 @@ TEST_CASE("the Markdown report leads with the verdict and tabulates each phase")
   CHECK(contains(md, "| 1 | "));
   CHECK(contains(md, "| 2 | "));
   CHECK(contains(md, "| regression |"));
-  CHECK(contains(md, "| Switch to phase | A recompile tax s |"));
+  CHECK(contains(md, "| Switch to phase | A recompile tax s (compile) | A steps to recover |"));
   CHECK(contains(md, "2 JIT compiles (reason: phase 2: loss weights baked into the graph)"));
   CHECK(contains(md, "**Final loss per head**"));
   // Short enough for a pull-request comment.
@@ -101,6 +101,8 @@ TEST_CASE("the JSON report carries every figure, the schema, the tool version an
         doctest::Approx(p.c.a.phases[1].steady.p95_ms));
   CHECK(j["a"]["switches"][0]["extra_s"].get<double>() ==
         doctest::Approx(p.c.a.switches[0].extra_s));
+  CHECK(j["a"]["switches"][0]["tax_s"].get<double>() == doctest::Approx(p.c.a.switches[0].tax_s));
+  CHECK(j["switches"][0]["tax_s_b"].get<double>() == doctest::Approx(p.c.switches[0].tax_s_b));
   CHECK(j["a"]["switches"][0]["around"]["jit_compiles"] == 2);
   CHECK(j["a"]["switches"][0]["loss_jump"]["head_jump"].size() == 2);
   CHECK(j["a"]["outcome"]["final_head_losses"].size() == 2);

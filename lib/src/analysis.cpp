@@ -450,6 +450,13 @@ RunAnalysis analyze_run(const RunFile& run, const AnalysisOptions& o) {
     sc.to_phase = cur.phase;
     sc.switch_step = cur.first_step;
     sc.extra_s = cur.warmup_extra_s;
+    for (const EventRecord* e : events_in(prev.last_step + 1, cur.first_step)) {
+      if (e->kind == EventKind::kCompile && e->detail.is_object() &&
+          e->detail.contains("compile_ms") && e->detail["compile_ms"].is_number()) {
+        sc.compile_s += e->detail["compile_ms"].get<double>() / 1000.0;
+      }
+    }
+    sc.tax_s = sc.extra_s + sc.compile_s;
     sc.recovery_steps = cur.warmup_steps;
     sc.first_step_ms = steps[idx.front()].wall_ms;
     sc.first_step_ratio = cur.steady.median_ms > 0 ? sc.first_step_ms / cur.steady.median_ms : 0.0;

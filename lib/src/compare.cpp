@@ -159,8 +159,18 @@ Comparison compare_runs(const RunFile& a, const RunFile& b, const CompareOptions
   for (const SwitchCost& sa : c.a.switches) {
     for (const SwitchCost& sb : c.b.switches) {
       if (sa.to_phase != sb.to_phase) continue;
-      c.switches.push_back({sa.to_phase, sa.extra_s, sb.extra_s, sa.recovery_steps,
-                            sb.recovery_steps, sb.extra_s - sa.extra_s});
+      SwitchComparison sc;
+      sc.to_phase = sa.to_phase;
+      sc.tax_s_a = sa.tax_s;
+      sc.tax_s_b = sb.tax_s;
+      sc.extra_s_a = sa.extra_s;
+      sc.extra_s_b = sb.extra_s;
+      sc.compile_s_a = sa.compile_s;
+      sc.compile_s_b = sb.compile_s;
+      sc.recovery_steps_a = sa.recovery_steps;
+      sc.recovery_steps_b = sb.recovery_steps;
+      sc.tax_s_difference = sb.tax_s - sa.tax_s;
+      c.switches.push_back(sc);
     }
   }
 

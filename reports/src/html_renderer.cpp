@@ -541,16 +541,20 @@ void HtmlRenderer::render(const Comparison& c, std::ostream& out) const {
 
   if (!c.switches.empty()) {
     out << "<h2>Phase switch: the recompile tax</h2>\n<table><tr><th>switch to phase</th>"
-           "<th>A extra time s</th><th>A steps to recover</th><th>B extra time s</th>"
-           "<th>B steps to recover</th><th>B &minus; A s</th></tr>\n";
+           "<th>A tax s</th><th>A slow steps s</th><th>A compile s</th><th>A steps to recover</th>"
+           "<th>B tax s</th><th>B slow steps s</th><th>B compile s</th><th>B steps to recover</th>"
+           "<th>B &minus; A s</th></tr>\n";
     for (const auto& s : c.switches) {
-      out << "<tr><td>" << s.to_phase << "</td><td>" << detail::seconds(s.extra_s_a) << "</td><td>"
-          << s.recovery_steps_a << "</td><td>" << detail::seconds(s.extra_s_b) << "</td><td>"
-          << s.recovery_steps_b << "</td><td>"
-          << detail::printf_string("%+.3g", s.extra_s_difference) << "</td></tr>\n";
+      out << "<tr><td>" << s.to_phase << "</td><td><b>" << detail::seconds(s.tax_s_a)
+          << "</b></td><td>" << detail::seconds(s.extra_s_a) << "</td><td>"
+          << detail::seconds(s.compile_s_a) << "</td><td>" << s.recovery_steps_a << "</td><td><b>"
+          << detail::seconds(s.tax_s_b) << "</b></td><td>" << detail::seconds(s.extra_s_b)
+          << "</td><td>" << detail::seconds(s.compile_s_b) << "</td><td>" << s.recovery_steps_b
+          << "</td><td>" << detail::printf_string("%+.3g", s.tax_s_difference) << "</td></tr>\n";
     }
-    out << "</table>\n<p class=\"legend\">Extra time: what the steps after the switch spent over "
-           "the new phase's steady median until they were back at steady state.</p>\n";
+    out << "</table>\n<p class=\"legend\">Slow steps: what the steps after the switch spent over "
+           "the new phase's steady median until they were back at steady state. Compile: time the "
+           "run's compile events at the switch report, spent between steps.</p>\n";
   }
 
   out << "<h2>Step time</h2>\n";

@@ -95,6 +95,8 @@ json run_json(const RunAnalysis& r) {
                         {"to_phase", s.to_phase},
                         {"switch_step", s.switch_step},
                         {"extra_s", num(s.extra_s)},
+                        {"compile_s", num(s.compile_s)},
+                        {"tax_s", num(s.tax_s)},
                         {"recovery_steps", s.recovery_steps},
                         {"first_step_ms", num(s.first_step_ms)},
                         {"first_step_ratio", num(s.first_step_ratio)},
@@ -188,9 +190,13 @@ json report_json(const Comparison& c) {
   json switches = json::array();
   for (const auto& s : c.switches) {
     switches.push_back({{"to_phase", s.to_phase},
+                        {"tax_s_a", num(s.tax_s_a)},
+                        {"tax_s_b", num(s.tax_s_b)},
+                        {"tax_s_difference", num(s.tax_s_difference)},
                         {"extra_s_a", num(s.extra_s_a)},
                         {"extra_s_b", num(s.extra_s_b)},
-                        {"extra_s_difference", num(s.extra_s_difference)},
+                        {"compile_s_a", num(s.compile_s_a)},
+                        {"compile_s_b", num(s.compile_s_b)},
                         {"recovery_steps_a", s.recovery_steps_a},
                         {"recovery_steps_b", s.recovery_steps_b}});
   }

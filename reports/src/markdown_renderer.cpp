@@ -53,12 +53,13 @@ void MarkdownRenderer::render(const Comparison& c, std::ostream& out) const {
   }
 
   if (!c.switches.empty()) {
-    out << "\n| Switch to phase | A recompile tax s | A steps to recover | B recompile tax s | "
-           "B steps to recover |\n";
+    out << "\n| Switch to phase | A recompile tax s (compile) | A steps to recover | "
+           "B recompile tax s (compile) | B steps to recover |\n";
     out << "|---|---:|---:|---:|---:|\n";
     for (const auto& s : c.switches) {
-      out << "| " << s.to_phase << " | " << detail::seconds(s.extra_s_a) << " | "
-          << s.recovery_steps_a << " | " << detail::seconds(s.extra_s_b) << " | "
+      out << "| " << s.to_phase << " | " << detail::seconds(s.tax_s_a) << " ("
+          << detail::seconds(s.compile_s_a) << ") | " << s.recovery_steps_a << " | "
+          << detail::seconds(s.tax_s_b) << " (" << detail::seconds(s.compile_s_b) << ") | "
           << s.recovery_steps_b << " |\n";
     }
   }

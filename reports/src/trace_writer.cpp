@@ -156,7 +156,7 @@ void write_run(TraceOut& t, int pid, const char* label, const RunFile& run, cons
   for (const SwitchCost& s : r.switches) {
     instant(t, pid, kEventsTrack, "switch to phase " + std::to_string(s.to_phase), "phase",
             at(s.switch_step),
-            "{\"recompile_tax_s\":" + nlohmann::json(s.extra_s).dump() +
+            "{\"recompile_tax_s\":" + nlohmann::json(s.tax_s).dump() +
                 ",\"recovery_steps\":" + std::to_string(s.recovery_steps) + "}");
   }
   for (const CompileEvent& e : r.compiles) {

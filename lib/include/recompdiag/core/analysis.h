@@ -115,8 +115,12 @@ struct LossJump {
 struct SwitchCost {
   int from_phase = 1;
   int to_phase = 2;
-  int64_t switch_step = 0;        ///< First step of the new phase.
-  double extra_s = 0.0;           ///< Time over the new phase's steady median until recovery.
+  int64_t switch_step = 0;  ///< First step of the new phase.
+  double extra_s = 0.0;     ///< Time over the new phase's steady median until recovery.
+  /// Compile time the run's compile events at the switch report (detail.compile_ms): spent
+  /// between steps, so not in any step's wall time.
+  double compile_s = 0.0;
+  double tax_s = 0.0;             ///< The whole recompile tax: extra_s + compile_s.
   int64_t recovery_steps = 0;     ///< Steps until back at steady state (the phase's warm-up).
   double first_step_ms = 0.0;     ///< Wall time of the first step after the switch.
   double first_step_ratio = 0.0;  ///< first_step_ms over the new phase's steady median.

@@ -50,11 +50,15 @@ struct PhaseComparison {
 /// The cost of one phase switch in both runs.
 struct SwitchComparison {
   int to_phase = 2;
-  double extra_s_a = 0.0;
+  double tax_s_a = 0.0;  ///< SwitchCost::tax_s of A: slow steps plus compile time.
+  double tax_s_b = 0.0;
+  double extra_s_a = 0.0;  ///< The slow-steps part of A's tax.
   double extra_s_b = 0.0;
+  double compile_s_a = 0.0;  ///< The compile-time part of A's tax.
+  double compile_s_b = 0.0;
   int64_t recovery_steps_a = 0;
   int64_t recovery_steps_b = 0;
-  double extra_s_difference = 0.0;  ///< B - A.
+  double tax_s_difference = 0.0;  ///< tax_s_b - tax_s_a.
 };
 
 /// A configuration value that differs between the runs (JSON text of each side; "(absent)").
