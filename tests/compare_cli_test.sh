@@ -49,6 +49,11 @@ if command -v python3 >/dev/null; then
   python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert len(d['traceEvents'])>400" \
     "$tmp/trace.json" || fail "trace is not valid JSON with the steps"
 fi
+# Without --format, the --out extension picks it.
+expect 1 "" "$base" "$fx/compare_slower.jsonl" --out "$tmp/auto.html"
+head -c 15 "$tmp/auto.html" | grep -q '<!DOCTYPE html>' || fail "--out x.html did not write HTML"
+expect 1 "" "$base" "$fx/compare_slower.jsonl" --out "$tmp/auto.json"
+head -c 1 "$tmp/auto.json" | grep -q '{' || fail "--out x.json did not write JSON"
 ls "$tmp" | grep -q '\.tmp\.' && fail "a temporary report file was left behind"
 
 # Bad input: exit 2 and a message naming the file (and line where there is one).

@@ -21,6 +21,7 @@ struct CompareCommand {
   std::string a;
   std::string b;
   std::string format = "md";
+  bool format_given = false;
   std::string out;
   double threshold_pct = 5.0;
   double alpha = 0.05;
@@ -31,6 +32,19 @@ std::string format_number(double v) {
   std::ostringstream out;
   out << v;
   return out.str();
+}
+
+// The format: --format when given, else the --out file's extension (.html, .json), else md.
+reports::ReportFormat report_format(const CompareCommand& s) {
+  if (!s.format_given && !s.out.empty()) {
+    auto ends_with = [&](const std::string& ext) {
+      return s.out.size() >= ext.size() &&
+             s.out.compare(s.out.size() - ext.size(), ext.size(), ext) == 0;
+    };
+    if (ends_with(".html") || ends_with(".htm")) return reports::ReportFormat::kHtml;
+    if (ends_with(".json")) return reports::ReportFormat::kJson;
+  }
+  return reports::parse_report_format(s.format);
 }
 
 CompareOptions to_options(const CompareCommand& s) {
@@ -58,8 +72,9 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
       "no regression; 1: B regresses beyond the threshold with significance; 2: bad input");
   cmd->add_option("A", state->a, "Baseline run file (JSON Lines)")->required();
   cmd->add_option("B", state->b, "Run file compared against the baseline")->required();
-  cmd->add_option("--format", state->format, "Report format: md, html or json")
-      ->capture_default_str();
+  CLI::Option* format =
+      cmd->add_option("--format", state->format,
+                      "Report format: md, html or json (default: from --out's extension, else md)");
   cmd->add_option("--out", state->out, "Write the report to FILE (atomically) instead of stdout");
   cmd->add_option("--threshold", state->threshold_pct,
                   "Noise threshold in percent: smaller changes of a steady median never count")
@@ -68,10 +83,11 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--trace", state->trace,
                   "Also write a Chrome trace-event JSON of both runs to FILE (opens in Perfetto)");
-  cmd->callback([state, &ctx] {
+  cmd->callback([state, format, &ctx] {
+    state->format_given = format->count() > 0;
     const CompareCommand& s = *state;
     const CompareOptions options = to_options(s);
-    const auto renderer = reports::make_renderer(reports::parse_report_format(s.format));
+    const auto renderer = reports::make_renderer(report_format(s));
     // The two files are independent; reading them on two threads halves the wait on big runs.
     auto read_b = std::async(std::launch::async, [&] { return read_run_file(s.b); });
     RunFile a = read_run_file(s.a);
