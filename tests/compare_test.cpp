@@ -235,3 +235,34 @@ TEST_CASE("a truncated last line is accepted and reported as a warning") {
   CHECK(truncated);
   CHECK(unfinished);
 }
+
+TEST_CASE(
+    "recompile vs mutable: the recompile run pays the larger tax, and the compiles are named") {
+  test::TempDir dir;
+  SyntheticRunOptions recompile;
+  recompile.phase_steps = {150, 150};
+  SyntheticRunOptions mutable_run = recompile;
+  mutable_run.mode = "mutable";
+  mutable_run.seed = 5;
+  mutable_run.switch_compiles = 0;
+  mutable_run.optimizer_reset_at_switch = false;
+  mutable_run.warmup_at_switch = false;
+  write_synthetic_run(dir.file("recompile.jsonl"), recompile);
+  write_synthetic_run(dir.file("mutable.jsonl"), mutable_run);
+  Comparison c = compare_runs(read_run_file(dir.file("recompile.jsonl")),
+                              read_run_file(dir.file("mutable.jsonl")));
+  REQUIRE(c.switches.size() == 1);
+  CHECK(c.switches[0].tax_s_a > 0.1);
+  CHECK(c.switches[0].tax_s_b < 0.02);
+  CHECK(c.switches[0].recovery_steps_b == 0);
+  CHECK(c.verdict == Verdict::kNoChange);  // same steady speed: the difference is the switch
+  bool mode_listed = false;
+  for (const auto& d : c.config_differences) mode_listed |= d.key == "mode";
+  CHECK(mode_listed);
+  bool named = false;
+  for (const auto& s : c.a.slow_stretches) {
+    named |= s.first_step == 150 && contains(s.sentence, "2 JIT compiles");
+  }
+  CHECK(named);
+  for (const auto& s : c.b.slow_stretches) CHECK(s.first_step < 150);
+}

@@ -92,7 +92,7 @@ void write_synthetic_run(const std::string& path, const SyntheticRunOptions& o) 
       s.step_in_phase = i;
       s.epoch = static_cast<int>(i / std::max<int64_t>(o.steps_per_epoch, 1));
       double ms = o.base_ms * scale * std::exp(o.noise * rng.normal());
-      if (i < o.warmup_steps)
+      if (i < o.warmup_steps && (phase == 1 || o.warmup_at_switch))
         ms *= 1.0 + (o.warmup_factor - 1.0) / std::pow(2.0, static_cast<double>(i));
       s.wall_ms = ms;
       elapsed_ms += ms;

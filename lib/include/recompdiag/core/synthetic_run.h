@@ -20,8 +20,9 @@ struct SyntheticRunOptions {
   double base_ms = 5.0;                           ///< Steady step time before scaling.
   double noise = 0.04;                            ///< Log-normal sigma of the step-time noise.
   int64_t warmup_steps = 3;                       ///< Slow steps at the start of each phase.
-  double warmup_factor = 20.0;  ///< Slowdown of a phase's first step; halves each step after.
-  int64_t switch_compiles = 2;  ///< JIT compiles at the first step of each phase after the first.
+  double warmup_factor = 20.0;   ///< Slowdown of a phase's first step; halves each step after.
+  bool warmup_at_switch = true;  ///< Phases after the first start slow too (recompiled step).
+  int64_t switch_compiles = 2;   ///< JIT compiles at the first step of each phase after the first.
   bool optimizer_reset_at_switch = true;  ///< The optimizer state is rebuilt at each switch.
   int heads = 2;                          ///< Loss heads.
   int64_t steps_per_epoch = 50;
