@@ -30,7 +30,7 @@ h3{font-size:15px;margin:14px 0 6px}
 table{border-collapse:collapse;background:#fff;margin:6px 0;font-size:14px}
 th,td{border:1px solid #d9dde3;padding:4px 9px;text-align:right;white-space:nowrap}
 td.l{white-space:normal}
-th{background:#eef0f4}
+th{background:#eef0f4;white-space:normal;vertical-align:bottom}
 td.l,th.l{text-align:left}
 td.v-regression{color:#b3261e;font-weight:600}td.v-improvement{color:#1e7b34;font-weight:600}
 .chart{background:#fff;border:1px solid #d9dde3;border-radius:6px;padding:6px;margin:6px 0}
