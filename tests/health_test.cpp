@@ -1,9 +1,9 @@
+#include "recompdiag/core/health.h"
+
 #include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
-
-#include "recompdiag/core/health.h"
 
 using namespace recompdiag;
 
@@ -16,10 +16,9 @@ StepRecord step_at(int64_t step, double wall_ms = 10.0) {
   return rec;
 }
 
-bool has_rule(const std::vector<Alert> &alerts, const std::string &rule) {
-  for (const auto &a : alerts) {
-    if (a.rule == rule)
-      return true;
+bool has_rule(const std::vector<Alert>& alerts, const std::string& rule) {
+  for (const auto& a : alerts) {
+    if (a.rule == rule) return true;
   }
   return false;
 }
@@ -33,10 +32,11 @@ HealthOptions quick_options() {
   return o;
 }
 
-} // namespace
+}  // namespace
 
-TEST_CASE("health: compiles during warm-up are quiet, after warm-up alert with "
-          "the reason") {
+TEST_CASE(
+    "health: compiles during warm-up are quiet, after warm-up alert with "
+    "the reason") {
   HealthMonitor health(quick_options());
   StepRecord rec = step_at(0);
   rec.jit = JitStats{1, 1, 1};
@@ -78,8 +78,9 @@ TEST_CASE("health: new signatures after warm-up are cache misses") {
   CHECK(has_rule(health.evaluate(rec), rules::kCacheMissAfterWarmup));
 }
 
-TEST_CASE("health: host ops, copies and syncs alert only when the expected "
-          "device is CUDA") {
+TEST_CASE(
+    "health: host ops, copies and syncs alert only when the expected "
+    "device is CUDA") {
   StepRecord rec = step_at(10);
   rec.dispatch = DispatchStats{};
   rec.dispatch->ops = 100;
@@ -156,11 +157,9 @@ TEST_CASE("health: placement and drops") {
 
 TEST_CASE("health: slow step against the rolling median of recent steps") {
   HealthMonitor health(quick_options());
-  const double times[] = {50, 10, 11,
-                          9,  10, 10}; // step 0 is warm-up and slow: no alert
+  const double times[] = {50, 10, 11, 9, 10, 10};  // step 0 is warm-up and slow: no alert
   int64_t s = 0;
-  for (double t : times)
-    CHECK(health.evaluate(step_at(s++, t)).empty());
+  for (double t : times) CHECK(health.evaluate(step_at(s++, t)).empty());
   // Window holds the last 5: 10 11 9 10 10 -> median 10.
   CHECK(health.rolling_median() == doctest::Approx(10.0));
   CHECK(health.window_size() == 5);
@@ -168,10 +167,9 @@ TEST_CASE("health: slow step against the rolling median of recent steps") {
   REQUIRE(alerts.size() == 1);
   CHECK(alerts[0].rule == rules::kSlowStep);
   CHECK(alerts[0].evidence.find("1.6x") != std::string::npos);
-  CHECK(health.evaluate(step_at(s++, 14.0)).empty()); // 1.4x: below the factor
+  CHECK(health.evaluate(step_at(s++, 14.0)).empty());  // 1.4x: below the factor
   // Bounded: the window never grows past its capacity.
-  for (int i = 0; i < 100; ++i)
-    health.evaluate(step_at(s++, 10.0));
+  for (int i = 0; i < 100; ++i) health.evaluate(step_at(s++, 10.0));
   CHECK(health.window_size() == 5);
 }
 

@@ -48,10 +48,11 @@ constexpr char kAdviceStateReset[] =
     "one and Adam's "
     "moments restart from zero. Migrate the state (copy state() per parameter) "
     "when rebuilding.";
-constexpr char kAdviceLr[] = "The lr set is not in the optimizer: assigning to "
-                             "a copy of the options does nothing. Set it "
-                             "on every param group: for (auto& g : "
-                             "opt.param_groups()) g.options().set_lr(lr);";
+constexpr char kAdviceLr[] =
+    "The lr set is not in the optimizer: assigning to "
+    "a copy of the options does nothing. Set it "
+    "on every param group: for (auto& g : "
+    "opt.param_groups()) g.options().set_lr(lr);";
 constexpr char kAdvicePlacement[] =
     "Some parameters, gradients or buffers are not on the expected device: "
     "call model->to(device) "
@@ -65,21 +66,17 @@ constexpr char kAdviceDrops[] =
     "raise its buffer "
     "sizes or sample the dispatcher probe every N steps.";
 
-bool names_cuda(const std::string &device) {
-  return device.rfind("cuda", 0) == 0;
-}
+bool names_cuda(const std::string& device) { return device.rfind("cuda", 0) == 0; }
 
-} // namespace
+}  // namespace
 
-EventRecord to_event(const Alert &alert) {
+EventRecord to_event(const Alert& alert) {
   EventRecord event;
   event.kind = EventKind::kAlert;
   event.step = alert.step;
   event.phase = alert.phase;
   event.reason = alert.rule + ": " + alert.evidence;
-  event.detail = {{"rule", alert.rule},
-                  {"evidence", alert.evidence},
-                  {"advice", alert.advice}};
+  event.detail = {{"rule", alert.rule}, {"evidence", alert.evidence}, {"advice", alert.advice}};
   return event;
 }
 
@@ -91,7 +88,7 @@ HealthMonitor::HealthMonitor(HealthOptions options, std::string expected_device)
   last_fired_.reserve(16);
 }
 
-void HealthMonitor::note_event(const EventRecord &event) {
+void HealthMonitor::note_event(const EventRecord& event) {
   if (event.kind == EventKind::kCompile) {
     last_compile_reason_ = event.reason;
     last_compile_step_ = event.step;
@@ -99,27 +96,22 @@ void HealthMonitor::note_event(const EventRecord &event) {
 }
 
 double HealthMonitor::rolling_median() const {
-  if (window_count_ == 0)
-    return 0.0;
+  if (window_count_ == 0) return 0.0;
   scratch_.assign(window_.begin(), window_.begin() + window_count_);
   const size_t mid = scratch_.size() / 2;
   std::nth_element(scratch_.begin(), scratch_.begin() + mid, scratch_.end());
   double upper = scratch_[mid];
-  if (scratch_.size() % 2 == 1)
-    return upper;
+  if (scratch_.size() % 2 == 1) return upper;
   double lower = *std::max_element(scratch_.begin(), scratch_.begin() + mid);
   return 0.5 * (lower + upper);
 }
 
-void HealthMonitor::raise(std::vector<Alert> &out, const char *rule,
-                          const StepRecord &step, std::string evidence,
-                          const char *advice) {
-  auto it =
-      std::find_if(last_fired_.begin(), last_fired_.end(),
-                   [&](const auto &entry) { return entry.first == rule; });
+void HealthMonitor::raise(std::vector<Alert>& out, const char* rule, const StepRecord& step,
+                          std::string evidence, const char* advice) {
+  auto it = std::find_if(last_fired_.begin(), last_fired_.end(),
+                         [&](const auto& entry) { return entry.first == rule; });
   if (it != last_fired_.end() && options_.repeat_after_steps > 0 &&
-      step.step - it->second < options_.repeat_after_steps &&
-      step.step >= it->second) {
+      step.step - it->second < options_.repeat_after_steps && step.step >= it->second) {
     ++suppressed_;
     return;
   }
@@ -128,24 +120,20 @@ void HealthMonitor::raise(std::vector<Alert> &out, const char *rule,
   } else {
     it->second = step.step;
   }
-  out.push_back(
-      Alert{rule, step.step, step.phase, std::move(evidence), advice});
+  out.push_back(Alert{rule, step.step, step.phase, std::move(evidence), advice});
 }
 
-std::vector<Alert> HealthMonitor::evaluate(const StepRecord &step) {
+std::vector<Alert> HealthMonitor::evaluate(const StepRecord& step) {
   std::vector<Alert> out;
   const bool steady = step.step >= options_.warmup_steps;
 
-  if (steady && step.jit &&
-      (step.jit->compiles > 0 || step.jit->plan_builds > 0)) {
+  if (steady && step.jit && (step.jit->compiles > 0 || step.jit->plan_builds > 0)) {
     std::ostringstream ev;
     ev << step.jit->compiles << " compile(s), " << step.jit->plan_builds
-       << " optimized-plan build(s), " << step.jit->profiling_runs
-       << " profiling run(s) at step " << step.step << " (after warm-up of "
-       << options_.warmup_steps << " steps)";
+       << " optimized-plan build(s), " << step.jit->profiling_runs << " profiling run(s) at step "
+       << step.step << " (after warm-up of " << options_.warmup_steps << " steps)";
     if (!last_compile_reason_.empty()) {
-      ev << "; reason: " << last_compile_reason_ << " (noted at step "
-         << last_compile_step_ << ")";
+      ev << "; reason: " << last_compile_reason_ << " (noted at step " << last_compile_step_ << ")";
     }
     raise(out, rules::kCompileAfterWarmup, step, ev.str(), kAdviceCompile);
   }
@@ -157,97 +145,82 @@ std::vector<Alert> HealthMonitor::evaluate(const StepRecord &step) {
     if (sigs > options_.max_new_signatures || kernels > 0 || loads > 0) {
       std::ostringstream ev;
       ev << sigs << " new op signature(s)";
-      if (step.cupti)
-        ev << ", " << kernels << " new kernel(s), " << loads
-           << " module load(s)";
+      if (step.cupti) ev << ", " << kernels << " new kernel(s), " << loads << " module load(s)";
       ev << " at step " << step.step;
-      if (!last_compile_reason_.empty())
-        ev << "; last compile reason: " << last_compile_reason_;
-      raise(out, rules::kCacheMissAfterWarmup, step, ev.str(),
-            kAdviceCacheMiss);
+      if (!last_compile_reason_.empty()) ev << "; last compile reason: " << last_compile_reason_;
+      raise(out, rules::kCacheMissAfterWarmup, step, ev.str(), kAdviceCacheMiss);
     }
   }
 
   if (steady && expect_cuda_ && step.dispatch && step.dispatch->sampled) {
-    const DispatchStats &d = *step.dispatch;
+    const DispatchStats& d = *step.dispatch;
     if (d.host_ops > options_.max_host_ops) {
       std::ostringstream ev;
-      ev << d.host_ops << " of " << d.ops << " ops ran on the host at step "
-         << step.step;
+      ev << d.host_ops << " of " << d.ops << " ops ran on the host at step " << step.step;
       raise(out, rules::kHostOps, step, ev.str(), kAdviceHostOps);
     }
-    if (d.copies_h2d > options_.max_copies_h2d ||
-        d.copies_d2h > options_.max_copies_d2h) {
+    if (d.copies_h2d > options_.max_copies_h2d || d.copies_d2h > options_.max_copies_d2h) {
       std::ostringstream ev;
-      ev << d.copies_h2d << " host->device copies (" << d.bytes_h2d << " B), "
-         << d.copies_d2h << " device->host copies (" << d.bytes_d2h
-         << " B) at step " << step.step << " (allowed "
+      ev << d.copies_h2d << " host->device copies (" << d.bytes_h2d << " B), " << d.copies_d2h
+         << " device->host copies (" << d.bytes_d2h << " B) at step " << step.step << " (allowed "
          << options_.max_copies_h2d << " / " << options_.max_copies_d2h << ")";
       raise(out, rules::kCrossDeviceCopies, step, ev.str(), kAdviceCopies);
     }
     if (d.syncs > options_.max_syncs) {
       std::ostringstream ev;
-      ev << d.syncs << " host sync(s) at step " << step.step << " (plus "
-         << d.recorder_syncs << " by the recorder, not counted)";
+      ev << d.syncs << " host sync(s) at step " << step.step << " (plus " << d.recorder_syncs
+         << " by the recorder, not counted)";
       raise(out, rules::kHostSyncs, step, ev.str(), kAdviceSyncs);
     }
   }
 
   if (step.optimizer) {
-    const OptimizerStats &o = *step.optimizer;
+    const OptimizerStats& o = *step.optimizer;
     if (o.state_off_device > 0 || o.state_dtype_mismatch > 0) {
       std::ostringstream ev;
-      ev << o.state_off_device
-         << " state tensor(s) off their parameter's device, "
-         << o.state_dtype_mismatch << " with another dtype (of "
-         << o.state_tensors << ")";
-      raise(out, rules::kOptimizerStateOffDevice, step, ev.str(),
-            kAdviceStateOffDevice);
+      ev << o.state_off_device << " state tensor(s) off their parameter's device, "
+         << o.state_dtype_mismatch << " with another dtype (of " << o.state_tensors << ")";
+      raise(out, rules::kOptimizerStateOffDevice, step, ev.str(), kAdviceStateOffDevice);
     }
     if (o.state_missing > 0) {
       std::ostringstream ev;
       ev << o.state_missing << " of " << o.params
          << " parameter(s) have a gradient but no optimizer state";
-      raise(out, rules::kOptimizerStateMissing, step, ev.str(),
-            kAdviceStateMissing);
+      raise(out, rules::kOptimizerStateMissing, step, ev.str(), kAdviceStateMissing);
     }
     if (o.state_reset) {
       std::ostringstream ev;
-      ev << "optimizer step counters fell (now " << o.step_min << ".."
-         << o.step_max << ") at step " << step.step;
-      raise(out, rules::kOptimizerStateReset, step, ev.str(),
-            kAdviceStateReset);
+      ev << "optimizer step counters fell (now " << o.step_min << ".." << o.step_max << ") at step "
+         << step.step;
+      raise(out, rules::kOptimizerStateReset, step, ev.str(), kAdviceStateReset);
     }
     if (o.lr_requested > 0.0) {
-      const double tol = options_.lr_rel_tolerance *
-                         std::max(std::abs(o.lr_requested), 1e-300);
+      const double tol = options_.lr_rel_tolerance * std::max(std::abs(o.lr_requested), 1e-300);
       if (std::abs(o.lr_effective - o.lr_requested) > tol) {
         std::ostringstream ev;
-        ev << "lr requested " << o.lr_requested << " but the optimizer uses "
-           << o.lr_effective;
+        ev << "lr requested " << o.lr_requested << " but the optimizer uses " << o.lr_effective;
         raise(out, rules::kLrNotInEffect, step, ev.str(), kAdviceLr);
       }
     }
   }
 
   if (step.placement) {
-    const PlacementStats &p = *step.placement;
+    const PlacementStats& p = *step.placement;
     if (p.params_off_device + p.grads_off_device + p.buffers_off_device > 0) {
       std::ostringstream ev;
-      ev << p.params_off_device << " parameter(s), " << p.grads_off_device
-         << " gradient(s), " << p.buffers_off_device
-         << " buffer(s) not on the expected device";
+      ev << p.params_off_device << " parameter(s), " << p.grads_off_device << " gradient(s), "
+         << p.buffers_off_device << " buffer(s) not on the expected device";
       raise(out, rules::kPlacement, step, ev.str(), kAdvicePlacement);
     }
   }
 
-  const int64_t drops = (step.dispatch ? step.dispatch->dropped : 0) +
-                        (step.cupti ? step.cupti->dropped : 0);
+  const int64_t drops =
+      (step.dispatch ? step.dispatch->dropped : 0) + (step.cupti ? step.cupti->dropped : 0);
   if (drops > 0) {
     std::ostringstream ev;
-    ev << (step.dispatch ? step.dispatch->dropped : 0)
-       << " dispatcher event(s) and " << (step.cupti ? step.cupti->dropped : 0)
-       << " CUPTI record(s) dropped at step " << step.step;
+    ev << (step.dispatch ? step.dispatch->dropped : 0) << " dispatcher event(s) and "
+       << (step.cupti ? step.cupti->dropped : 0) << " CUPTI record(s) dropped at step "
+       << step.step;
     raise(out, rules::kProbeDrops, step, ev.str(), kAdviceDrops);
   }
 
@@ -255,20 +228,18 @@ std::vector<Alert> HealthMonitor::evaluate(const StepRecord &step) {
     const double median = rolling_median();
     if (median > 0.0 && step.wall_ms > options_.slow_step_factor * median) {
       std::ostringstream ev;
-      ev << "step " << step.step << " took " << step.wall_ms << " ms, "
-         << step.wall_ms / median << "x the rolling median " << median
-         << " ms of the last " << window_count_ << " steps (threshold "
-         << options_.slow_step_factor << "x)";
+      ev << "step " << step.step << " took " << step.wall_ms << " ms, " << step.wall_ms / median
+         << "x the rolling median " << median << " ms of the last " << window_count_
+         << " steps (threshold " << options_.slow_step_factor << "x)";
       raise(out, rules::kSlowStep, step, ev.str(), kAdviceSlow);
     }
   }
   if (step.wall_ms > 0.0) {
     window_[static_cast<size_t>(window_next_)] = step.wall_ms;
     window_next_ = (window_next_ + 1) % static_cast<int64_t>(window_.size());
-    window_count_ = std::min<int64_t>(window_count_ + 1,
-                                      static_cast<int64_t>(window_.size()));
+    window_count_ = std::min<int64_t>(window_count_ + 1, static_cast<int64_t>(window_.size()));
   }
   return out;
 }
 
-} // namespace recompdiag
+}  // namespace recompdiag

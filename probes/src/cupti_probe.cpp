@@ -1,34 +1,32 @@
 // The CUPTI probe proper: attributes what CuptiApi collected to steps. Built
 // only with CUPTI.
+#include "recompdiag/probes/cupti_probe.h"
+
 #include <memory>
 #include <string>
 
 #include "detail/cupti_api.h"
-#include "recompdiag/probes/cupti_probe.h"
 
 namespace recompdiag::probes {
 namespace {
 
 class CuptiActivityProbe final : public CuptiProbe {
-public:
-  explicit CuptiActivityProbe(const CuptiOptions &options) {
+ public:
+  explicit CuptiActivityProbe(const CuptiOptions& options) {
     std::string why_not;
     api_ = detail::CuptiApi::start(options, &why_not);
     availability_.available = api_ != nullptr;
-    if (!api_)
-      availability_.reason = "unavailable: " + why_not;
+    if (!api_) availability_.reason = "unavailable: " + why_not;
   }
-  const Availability &availability() const override { return availability_; }
+  const Availability& availability() const override { return availability_; }
   void begin_step() override {
     // Work queued before the step (e.g. the previous step's tail) belongs to no
     // step.
-    if (api_)
-      api_->flush_and_take();
+    if (api_) api_->flush_and_take();
   }
   CuptiStats end_step() override {
     CuptiStats out;
-    if (!api_)
-      return out;
+    if (!api_) return out;
     const detail::CuptiCounts c = api_->flush_and_take();
     out.kernels = c.kernels;
     out.new_kernels = c.new_kernels;
@@ -47,16 +45,15 @@ public:
     return out;
   }
 
-private:
+ private:
   Availability availability_;
   std::unique_ptr<detail::CuptiApi> api_;
 };
 
-} // namespace
+}  // namespace
 
-std::unique_ptr<CuptiProbe>
-make_cupti_activity_probe(const CuptiOptions &options) {
+std::unique_ptr<CuptiProbe> make_cupti_activity_probe(const CuptiOptions& options) {
   return std::make_unique<CuptiActivityProbe>(options);
 }
 
-} // namespace recompdiag::probes
+}  // namespace recompdiag::probes

@@ -22,8 +22,7 @@ struct DispatcherProbe::State {
   std::atomic<int64_t> ops{0}, ops_cpu{0}, ops_cuda{0}, host_ops{0};
   std::atomic<int64_t> copies_h2d{0}, copies_d2h{0}, copies_d2d{0};
   std::atomic<int64_t> bytes_h2d{0}, bytes_d2h{0}, bytes_d2d{0};
-  std::atomic<int64_t> syncs{0}, recorder_syncs{0}, new_signatures{0},
-      dropped{0};
+  std::atomic<int64_t> syncs{0}, recorder_syncs{0}, new_signatures{0}, dropped{0};
   detail::SignatureTable signatures;
   bool expect_cuda = false;
   bool hash_signatures = true;
@@ -35,7 +34,7 @@ using State = DispatcherProbe::State;
 
 // The active probe's state. Callbacks are plain function pointers, so the state
 // is found here.
-std::atomic<State *> g_state{nullptr};
+std::atomic<State*> g_state{nullptr};
 
 // Per-thread nesting: only the outermost op of a thread counts as an op, only
 // the outermost sync as a sync, and syncs inside the recorder's scope are the
@@ -49,56 +48,49 @@ enum class OpClass : uint8_t { kPlain, kCopy, kSync, kTransparent };
 // Classifies by name without allocating: autograd's "evaluate_function: X"
 // wrapper is transparent (its ops are the real work), aten::copy_ carries the
 // devices of a copy, and a few ops block the host until the device is done.
-OpClass classify(const char *name) {
-  if (name == nullptr)
-    return OpClass::kPlain;
+OpClass classify(const char* name) {
+  if (name == nullptr) return OpClass::kPlain;
   if (std::strncmp(name, "aten::", 6) != 0) {
-    return std::strncmp(name, "autograd::", 10) == 0 ? OpClass::kTransparent
-                                                     : OpClass::kPlain;
+    return std::strncmp(name, "autograd::", 10) == 0 ? OpClass::kTransparent : OpClass::kPlain;
   }
-  const char *op = name + 6;
+  const char* op = name + 6;
   switch (op[0]) {
-  case 'c':
-    return std::strcmp(op, "copy_") == 0 ? OpClass::kCopy : OpClass::kPlain;
-  case 'i':
-    return std::strcmp(op, "item") == 0 || std::strcmp(op, "is_nonzero") == 0
-               ? OpClass::kSync
-               : OpClass::kPlain;
-  case '_':
-    return std::strcmp(op, "_local_scalar_dense") == 0 ||
-                   std::strcmp(op, "_unique") == 0 ||
-                   std::strcmp(op, "_unique2") == 0
-               ? OpClass::kSync
-               : OpClass::kPlain;
-  case 'n':
-    return std::strcmp(op, "nonzero") == 0 ? OpClass::kSync : OpClass::kPlain;
-  case 'e':
-    return std::strcmp(op, "equal") == 0 ? OpClass::kSync : OpClass::kPlain;
-  case 'u':
-    return std::strcmp(op, "unique_consecutive") == 0 ||
-                   std::strcmp(op, "unique_dim") == 0
-               ? OpClass::kSync
-               : OpClass::kPlain;
-  default:
-    return OpClass::kPlain;
+    case 'c':
+      return std::strcmp(op, "copy_") == 0 ? OpClass::kCopy : OpClass::kPlain;
+    case 'i':
+      return std::strcmp(op, "item") == 0 || std::strcmp(op, "is_nonzero") == 0 ? OpClass::kSync
+                                                                                : OpClass::kPlain;
+    case '_':
+      return std::strcmp(op, "_local_scalar_dense") == 0 || std::strcmp(op, "_unique") == 0 ||
+                     std::strcmp(op, "_unique2") == 0
+                 ? OpClass::kSync
+                 : OpClass::kPlain;
+    case 'n':
+      return std::strcmp(op, "nonzero") == 0 ? OpClass::kSync : OpClass::kPlain;
+    case 'e':
+      return std::strcmp(op, "equal") == 0 ? OpClass::kSync : OpClass::kPlain;
+    case 'u':
+      return std::strcmp(op, "unique_consecutive") == 0 || std::strcmp(op, "unique_dim") == 0
+                 ? OpClass::kSync
+                 : OpClass::kPlain;
+    default:
+      return OpClass::kPlain;
   }
 }
 
 // The device an op runs on: its first tensor input, else an explicit device
 // argument, else the host (factory ops without a device create host tensors).
 c10::Device op_device(c10::ArrayRef<const c10::IValue> inputs) {
-  for (const auto &v : inputs) {
+  for (const auto& v : inputs) {
     if (v.isTensor()) {
-      const at::Tensor &t = v.toTensor();
-      if (t.defined())
-        return t.device();
+      const at::Tensor& t = v.toTensor();
+      if (t.defined()) return t.device();
     } else if (v.isTensorList()) {
       // c10::List hands out tensors by value: a refcount bump, no allocation.
       const c10::List<at::Tensor> list = v.toTensorList();
       for (size_t i = 0; i < list.size(); ++i) {
         const at::Tensor t = list.get(i);
-        if (t.defined())
-          return t.device();
+        if (t.defined()) return t.device();
       }
     } else if (v.isDevice()) {
       return v.toDevice();
@@ -107,26 +99,22 @@ c10::Device op_device(c10::ArrayRef<const c10::IValue> inputs) {
   return c10::Device(c10::kCPU);
 }
 
-uint64_t signature_of(const char *name,
-                      c10::ArrayRef<const c10::IValue> inputs) {
+uint64_t signature_of(const char* name, c10::ArrayRef<const c10::IValue> inputs) {
   detail::Fnv1a h;
   h.add_string(name);
-  for (const auto &v : inputs) {
+  for (const auto& v : inputs) {
     if (v.isTensor()) {
-      const at::Tensor &t = v.toTensor();
+      const at::Tensor& t = v.toTensor();
       if (!t.defined()) {
         h.add_word(0xdead);
         continue;
       }
-      h.add_word(
-          static_cast<uint64_t>(t.scalar_type()) << 16 |
-          static_cast<uint64_t>(static_cast<uint8_t>(t.device().type())) << 8 |
-          static_cast<uint64_t>(static_cast<uint8_t>(t.device().index())));
-      if (t.is_nested() || t.is_sparse())
-        continue;
+      h.add_word(static_cast<uint64_t>(t.scalar_type()) << 16 |
+                 static_cast<uint64_t>(static_cast<uint8_t>(t.device().type())) << 8 |
+                 static_cast<uint64_t>(static_cast<uint8_t>(t.device().index())));
+      if (t.is_nested() || t.is_sparse()) continue;
       h.add_word(static_cast<uint64_t>(t.dim()));
-      for (int64_t s : t.sizes())
-        h.add_word(static_cast<uint64_t>(s));
+      for (int64_t s : t.sizes()) h.add_word(static_cast<uint64_t>(s));
     } else if (v.isTensorList()) {
       h.add_word(0x7157 + v.toTensorList().size());
     } else {
@@ -143,17 +131,15 @@ uint64_t signature_of(const char *name,
   return h.value();
 }
 
-void count_copy(State &s, c10::ArrayRef<const c10::IValue> inputs) {
+void count_copy(State& s, c10::ArrayRef<const c10::IValue> inputs) {
   // aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking): self is the
   // destination.
-  if (inputs.size() < 2 || !inputs[0].isTensor() || !inputs[1].isTensor())
-    return;
-  const at::Tensor &dst = inputs[0].toTensor();
-  const at::Tensor &src = inputs[1].toTensor();
-  if (!dst.defined() || !src.defined() || dst.device() == src.device())
-    return;
-  const int64_t bytes = static_cast<int64_t>(src.numel()) *
-                        static_cast<int64_t>(src.element_size());
+  if (inputs.size() < 2 || !inputs[0].isTensor() || !inputs[1].isTensor()) return;
+  const at::Tensor& dst = inputs[0].toTensor();
+  const at::Tensor& src = inputs[1].toTensor();
+  if (!dst.defined() || !src.defined() || dst.device() == src.device()) return;
+  const int64_t bytes =
+      static_cast<int64_t>(src.numel()) * static_cast<int64_t>(src.element_size());
   const bool src_host = src.device().is_cpu();
   const bool dst_host = dst.device().is_cpu();
   if (src_host && !dst_host) {
@@ -168,52 +154,45 @@ void count_copy(State &s, c10::ArrayRef<const c10::IValue> inputs) {
   }
 }
 
-std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn) {
-  State *s = g_state.load(std::memory_order_acquire);
+std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
+  State* s = g_state.load(std::memory_order_acquire);
   if (fn.scope() == at::RecordScope::USER_SCOPE) {
-    if (std::strcmp(fn.name(), kRecorderReadScope) == 0)
-      ++t_recorder_depth;
+    if (std::strcmp(fn.name(), kRecorderReadScope) == 0) ++t_recorder_depth;
     return nullptr;
   }
-  const char *name = fn.name();
+  const char* name = fn.name();
   const OpClass cls = classify(name);
-  if (cls == OpClass::kTransparent)
-    return nullptr;
+  if (cls == OpClass::kTransparent) return nullptr;
   // Depth first, so that on_end (which recomputes the class) always finds it
   // balanced.
   const bool outermost = t_op_depth++ == 0;
   const bool outer_sync = cls == OpClass::kSync && t_sync_depth++ == 0;
-  if (s == nullptr)
-    return nullptr;
+  if (s == nullptr) return nullptr;
   try {
     const auto inputs = fn.inputs();
-    if (cls == OpClass::kCopy)
-      count_copy(*s, inputs);
+    if (cls == OpClass::kCopy) count_copy(*s, inputs);
     if (outer_sync) {
-      (t_recorder_depth > 0 ? s->recorder_syncs : s->syncs)
-          .fetch_add(1, std::memory_order_relaxed);
+      (t_recorder_depth > 0 ? s->recorder_syncs : s->syncs).fetch_add(1, std::memory_order_relaxed);
     }
-    if (!outermost)
-      return nullptr;
+    if (!outermost) return nullptr;
     s->ops.fetch_add(1, std::memory_order_relaxed);
     const c10::Device device = op_device(inputs);
     if (device.is_cpu()) {
       s->ops_cpu.fetch_add(1, std::memory_order_relaxed);
-      if (s->expect_cuda)
-        s->host_ops.fetch_add(1, std::memory_order_relaxed);
+      if (s->expect_cuda) s->host_ops.fetch_add(1, std::memory_order_relaxed);
     } else if (device.is_cuda()) {
       s->ops_cuda.fetch_add(1, std::memory_order_relaxed);
     }
     if (s->hash_signatures) {
       switch (s->signatures.insert(signature_of(name, inputs))) {
-      case detail::InsertResult::kNew:
-        s->new_signatures.fetch_add(1, std::memory_order_relaxed);
-        break;
-      case detail::InsertResult::kDropped:
-        s->dropped.fetch_add(1, std::memory_order_relaxed);
-        break;
-      case detail::InsertResult::kSeen:
-        break;
+        case detail::InsertResult::kNew:
+          s->new_signatures.fetch_add(1, std::memory_order_relaxed);
+          break;
+        case detail::InsertResult::kDropped:
+          s->dropped.fetch_add(1, std::memory_order_relaxed);
+          break;
+        case detail::InsertResult::kSeen:
+          break;
       }
     }
   } catch (...) {
@@ -224,77 +203,66 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn) {
   return nullptr;
 }
 
-void on_end(const at::RecordFunction &fn, at::ObserverContext * /*unused*/) {
+void on_end(const at::RecordFunction& fn, at::ObserverContext* /*unused*/) {
   if (fn.scope() == at::RecordScope::USER_SCOPE) {
-    if (t_recorder_depth > 0 &&
-        std::strcmp(fn.name(), kRecorderReadScope) == 0) {
+    if (t_recorder_depth > 0 && std::strcmp(fn.name(), kRecorderReadScope) == 0) {
       --t_recorder_depth;
     }
     return;
   }
   const OpClass cls = classify(fn.name());
-  if (cls == OpClass::kTransparent)
-    return;
-  if (t_op_depth > 0)
-    --t_op_depth;
-  if (cls == OpClass::kSync && t_sync_depth > 0)
-    --t_sync_depth;
+  if (cls == OpClass::kTransparent) return;
+  if (t_op_depth > 0) --t_op_depth;
+  if (cls == OpClass::kSync && t_sync_depth > 0) --t_sync_depth;
 }
 
-int64_t take(std::atomic<int64_t> &counter) {
+int64_t take(std::atomic<int64_t>& counter) {
   return counter.exchange(0, std::memory_order_relaxed);
 }
 
-} // namespace
+}  // namespace
 
 DispatcherProbe::DispatcherProbe(DispatcherOptions options)
     : options_(std::move(options)),
-      state_(std::make_unique<State>(static_cast<size_t>(
-          std::max<int64_t>(64, options_.signature_capacity)))) {
-  if (options_.sample_every < 1)
-    options_.sample_every = 1;
+      state_(std::make_unique<State>(
+          static_cast<size_t>(std::max<int64_t>(64, options_.signature_capacity)))) {
+  if (options_.sample_every < 1) options_.sample_every = 1;
   state_->expect_cuda = options_.expected_device.rfind("cuda", 0) == 0;
   state_->hash_signatures = options_.signatures;
-  State *expected = nullptr;
+  State* expected = nullptr;
   if (!g_state.compare_exchange_strong(expected, state_.get())) {
     availability_.reason = "another dispatcher probe is active in this process";
     return;
   }
   try {
     at::RecordFunctionCallback cb(&on_start, &on_end);
-    cb.needsInputs(true).scopes(
-        {at::RecordScope::FUNCTION, at::RecordScope::USER_SCOPE});
+    cb.needsInputs(true).scopes({at::RecordScope::FUNCTION, at::RecordScope::USER_SCOPE});
     handle_ = at::addGlobalCallback(cb);
-    at::disableCallback(handle_); // enabled per sampled step
+    at::disableCallback(handle_);  // enabled per sampled step
     availability_.available = true;
-  } catch (const std::exception &e) {
+  } catch (const std::exception& e) {
     g_state.store(nullptr);
-    availability_.reason =
-        std::string("RecordFunction callback not installed: ") + e.what();
+    availability_.reason = std::string("RecordFunction callback not installed: ") + e.what();
   }
 }
 
 DispatcherProbe::~DispatcherProbe() {
-  if (!availability_.available)
-    return;
+  if (!availability_.available) return;
   at::removeCallback(handle_);
   g_state.store(nullptr, std::memory_order_release);
 }
 
 void DispatcherProbe::begin_step(int64_t step) {
-  if (!availability_.available)
-    return;
-  State &s = *state_;
-  for (auto *c :
-       {&s.ops, &s.ops_cpu, &s.ops_cuda, &s.host_ops, &s.copies_h2d,
-        &s.copies_d2h, &s.copies_d2d, &s.bytes_h2d, &s.bytes_d2h, &s.bytes_d2d,
-        &s.syncs, &s.recorder_syncs, &s.new_signatures, &s.dropped}) {
+  if (!availability_.available) return;
+  State& s = *state_;
+  for (auto* c : {&s.ops, &s.ops_cpu, &s.ops_cuda, &s.host_ops, &s.copies_h2d, &s.copies_d2h,
+                  &s.copies_d2d, &s.bytes_h2d, &s.bytes_d2h, &s.bytes_d2d, &s.syncs,
+                  &s.recorder_syncs, &s.new_signatures, &s.dropped}) {
     c->store(0, std::memory_order_relaxed);
   }
   in_step_ = true;
   sampled_ = step % options_.sample_every == 0;
-  if (sampled_)
-    at::reenableCallback(handle_);
+  if (sampled_) at::reenableCallback(handle_);
 }
 
 DispatchStats DispatcherProbe::end_step() {
@@ -303,11 +271,10 @@ DispatchStats DispatcherProbe::end_step() {
     out.sampled = false;
     return out;
   }
-  if (sampled_)
-    at::disableCallback(handle_);
+  if (sampled_) at::disableCallback(handle_);
   in_step_ = false;
   out.sampled = sampled_;
-  State &s = *state_;
+  State& s = *state_;
   out.ops = take(s.ops);
   out.ops_cpu = take(s.ops_cpu);
   out.ops_cuda = take(s.ops_cuda);
@@ -329,4 +296,4 @@ int64_t DispatcherProbe::signatures_seen() const {
   return static_cast<int64_t>(state_->signatures.size());
 }
 
-} // namespace recompdiag::probes
+}  // namespace recompdiag::probes

@@ -31,9 +31,9 @@ struct JitProbe::State {
 
 struct JitProbe::Watched {
   std::weak_ptr<torch::jit::CompilationUnit> unit;
-  const torch::jit::CompilationUnit *address = nullptr;
+  const torch::jit::CompilationUnit* address = nullptr;
   struct Fn {
-    const torch::jit::Function *function = nullptr;
+    const torch::jit::Function* function = nullptr;
     int name_slot = -1;
     bool optimized_at_begin = false;
   };
@@ -42,17 +42,14 @@ struct JitProbe::Watched {
 
 namespace {
 
-std::atomic<JitProbe::State *> g_jit_state{nullptr};
+std::atomic<JitProbe::State*> g_jit_state{nullptr};
 thread_local int t_script_depth = 0;
 
-std::unique_ptr<at::ObserverContext>
-on_script_start(const at::RecordFunction &fn) {
-  if (t_script_depth++ != 0)
-    return nullptr; // only calls from outside TorchScript
-  JitProbe::State *s = g_jit_state.load(std::memory_order_acquire);
-  if (s == nullptr)
-    return nullptr;
-  const char *name = fn.name();
+std::unique_ptr<at::ObserverContext> on_script_start(const at::RecordFunction& fn) {
+  if (t_script_depth++ != 0) return nullptr;  // only calls from outside TorchScript
+  JitProbe::State* s = g_jit_state.load(std::memory_order_acquire);
+  if (s == nullptr) return nullptr;
+  const char* name = fn.name();
   const int n = s->name_count.load(std::memory_order_acquire);
   for (int i = 0; i < n; ++i) {
     if (std::strcmp(s->names[static_cast<size_t>(i)].data(), name) == 0) {
@@ -63,72 +60,61 @@ on_script_start(const at::RecordFunction &fn) {
   return nullptr;
 }
 
-void on_script_end(const at::RecordFunction & /*fn*/,
-                   at::ObserverContext * /*ctx*/) {
-  if (t_script_depth > 0)
-    --t_script_depth;
+void on_script_end(const at::RecordFunction& /*fn*/, at::ObserverContext* /*ctx*/) {
+  if (t_script_depth > 0) --t_script_depth;
 }
 
 // The executor of a function's current specialization (grad mode, autocast):
 // the one a call now would use. Creating it is cheap and builds no plan.
-torch::jit::GraphExecutor *executor_of(torch::jit::Function &function) {
-  torch::jit::GraphFunction *graph_fn =
-      torch::jit::tryToGraphFunction(function);
-  if (graph_fn == nullptr)
-    return nullptr;
+torch::jit::GraphExecutor* executor_of(torch::jit::Function& function) {
+  torch::jit::GraphFunction* graph_fn = torch::jit::tryToGraphFunction(function);
+  if (graph_fn == nullptr) return nullptr;
   return &graph_fn->get_executor();
 }
 
-bool is_optimized(torch::jit::Function &function) {
+bool is_optimized(torch::jit::Function& function) {
   try {
-    torch::jit::GraphExecutor *executor = executor_of(function);
+    torch::jit::GraphExecutor* executor = executor_of(function);
     return executor != nullptr && executor->isOptimized();
-  } catch (const std::exception &) {
+  } catch (const std::exception&) {
     return false;
   }
 }
 
-int slot_for(JitProbe::State &s, const std::string &name) {
+int slot_for(JitProbe::State& s, const std::string& name) {
   const int n = s.name_count.load(std::memory_order_relaxed);
   for (int i = 0; i < n; ++i) {
-    if (name == s.names[static_cast<size_t>(i)].data())
-      return i;
+    if (name == s.names[static_cast<size_t>(i)].data()) return i;
   }
-  if (n >= JitProbe::State::kMaxNames ||
-      name.size() >= JitProbe::State::kNameSize)
-    return -1;
-  std::memcpy(s.names[static_cast<size_t>(n)].data(), name.c_str(),
-              name.size() + 1);
+  if (n >= JitProbe::State::kMaxNames || name.size() >= JitProbe::State::kNameSize) return -1;
+  std::memcpy(s.names[static_cast<size_t>(n)].data(), name.c_str(), name.size() + 1);
   s.calls[static_cast<size_t>(n)].store(0, std::memory_order_relaxed);
   s.name_count.store(n + 1, std::memory_order_release);
   return n;
 }
 
-} // namespace
+}  // namespace
 
 JitProbe::JitProbe() : state_(std::make_unique<State>()) {
   watched_.reserve(kMaxWatched);
   try {
-    State *state = state_.get();
-    pass_id_ = torch::jit::registerPostPass(
-        [state](std::shared_ptr<torch::jit::Graph> &) {
-          state->plan_builds.fetch_add(1, std::memory_order_relaxed);
-        });
+    State* state = state_.get();
+    pass_id_ = torch::jit::registerPostPass([state](std::shared_ptr<torch::jit::Graph>&) {
+      state->plan_builds.fetch_add(1, std::memory_order_relaxed);
+    });
     pass_registered_ = true;
-  } catch (const std::exception &e) {
-    availability_.reason =
-        std::string("JIT post pass not registered: ") + e.what();
+  } catch (const std::exception& e) {
+    availability_.reason = std::string("JIT post pass not registered: ") + e.what();
     return;
   }
-  State *expected = nullptr;
+  State* expected = nullptr;
   if (g_jit_state.compare_exchange_strong(expected, state_.get())) {
     at::RecordFunctionCallback cb(&on_script_start, &on_script_end);
     cb.scopes({at::RecordScope::TORCHSCRIPT_FUNCTION});
     callback_ = at::addGlobalCallback(cb);
     availability_.reason.clear();
   } else {
-    availability_.reason =
-        "profiling runs not counted: another JIT probe is active";
+    availability_.reason = "profiling runs not counted: another JIT probe is active";
   }
   availability_.available = true;
 }
@@ -138,33 +124,27 @@ JitProbe::~JitProbe() {
     at::removeCallback(callback_);
     g_jit_state.store(nullptr, std::memory_order_release);
   }
-  if (pass_registered_)
-    torch::jit::clearPostPass(pass_id_);
+  if (pass_registered_) torch::jit::clearPostPass(pass_id_);
 }
 
-void JitProbe::watch(const std::shared_ptr<torch::jit::CompilationUnit> &unit) {
-  if (!unit || !available())
-    return;
-  for (const Watched &w : watched_) {
-    if (w.address == unit.get() && !w.unit.expired())
-      return;
+void JitProbe::watch(const std::shared_ptr<torch::jit::CompilationUnit>& unit) {
+  if (!unit || !available()) return;
+  for (const Watched& w : watched_) {
+    if (w.address == unit.get() && !w.unit.expired()) return;
   }
   // Forget dead units first, then the oldest, to stay within kMaxWatched.
-  watched_.erase(
-      std::remove_if(watched_.begin(), watched_.end(),
-                     [](const Watched &w) { return w.unit.expired(); }),
-      watched_.end());
-  if (static_cast<int>(watched_.size()) >= kMaxWatched)
-    watched_.erase(watched_.begin());
+  watched_.erase(std::remove_if(watched_.begin(), watched_.end(),
+                                [](const Watched& w) { return w.unit.expired(); }),
+                 watched_.end());
+  if (static_cast<int>(watched_.size()) >= kMaxWatched) watched_.erase(watched_.begin());
   Watched w;
   w.unit = unit;
   w.address = unit.get();
-  for (torch::jit::Function *f : unit->get_functions()) {
+  for (torch::jit::Function* f : unit->get_functions()) {
     Watched::Fn fn;
     fn.function = f;
     fn.name_slot = slot_for(*state_, f->name());
-    fn.optimized_at_begin =
-        false; // new: whatever it builds in this step counts
+    fn.optimized_at_begin = false;  // new: whatever it builds in this step counts
     w.functions.push_back(fn);
   }
   watched_.push_back(std::move(w));
@@ -173,54 +153,43 @@ void JitProbe::watch(const std::shared_ptr<torch::jit::CompilationUnit> &unit) {
 
 int64_t JitProbe::watched() const {
   int64_t n = 0;
-  for (const Watched &w : watched_)
-    n += w.unit.expired() ? 0 : 1;
+  for (const Watched& w : watched_) n += w.unit.expired() ? 0 : 1;
   return n;
 }
 
 void JitProbe::begin_step() {
-  if (!available())
-    return;
+  if (!available()) return;
   plan_builds_at_begin_ = state_->plan_builds.load(std::memory_order_relaxed);
   for (int i = 0; i < state_->name_count.load(std::memory_order_relaxed); ++i) {
     state_->calls[static_cast<size_t>(i)].store(0, std::memory_order_relaxed);
   }
-  for (Watched &w : watched_) {
+  for (Watched& w : watched_) {
     auto unit = w.unit.lock();
-    if (!unit)
-      continue;
-    for (Watched::Fn &fn : w.functions) {
-      fn.optimized_at_begin =
-          is_optimized(const_cast<torch::jit::Function &>(*fn.function));
+    if (!unit) continue;
+    for (Watched::Fn& fn : w.functions) {
+      fn.optimized_at_begin = is_optimized(const_cast<torch::jit::Function&>(*fn.function));
     }
   }
 }
 
 JitStats JitProbe::end_step() {
   JitStats out;
-  if (!available())
-    return out;
+  if (!available()) return out;
   out.compiles = pending_compiles_;
   pending_compiles_ = 0;
-  out.plan_builds = state_->plan_builds.load(std::memory_order_relaxed) -
-                    plan_builds_at_begin_;
+  out.plan_builds = state_->plan_builds.load(std::memory_order_relaxed) - plan_builds_at_begin_;
   plan_builds_at_begin_ = state_->plan_builds.load(std::memory_order_relaxed);
-  for (Watched &w : watched_) {
+  for (Watched& w : watched_) {
     auto unit = w.unit.lock();
-    if (!unit)
-      continue;
-    for (Watched::Fn &fn : w.functions) {
-      if (fn.optimized_at_begin || fn.name_slot < 0)
-        continue;
+    if (!unit) continue;
+    for (Watched::Fn& fn : w.functions) {
+      if (fn.optimized_at_begin || fn.name_slot < 0) continue;
       const int64_t calls =
-          state_->calls[static_cast<size_t>(fn.name_slot)].load(
-              std::memory_order_relaxed);
+          state_->calls[static_cast<size_t>(fn.name_slot)].load(std::memory_order_relaxed);
       // The call that found the profile complete built the plan and ran it: not
       // a profiling run.
-      const bool optimized_now =
-          is_optimized(const_cast<torch::jit::Function &>(*fn.function));
-      out.profiling_runs +=
-          std::max<int64_t>(0, calls - (optimized_now ? 1 : 0));
+      const bool optimized_now = is_optimized(const_cast<torch::jit::Function&>(*fn.function));
+      out.profiling_runs += std::max<int64_t>(0, calls - (optimized_now ? 1 : 0));
       fn.optimized_at_begin = optimized_now;
     }
   }
@@ -230,4 +199,4 @@ JitStats JitProbe::end_step() {
   return out;
 }
 
-} // namespace recompdiag::probes
+}  // namespace recompdiag::probes

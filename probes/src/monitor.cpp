@@ -14,21 +14,19 @@
 namespace recompdiag {
 namespace {
 
-nlohmann::json availability_json(const Availability &a) {
+nlohmann::json availability_json(const Availability& a) {
   return {{"available", a.available}, {"reason", a.reason}};
 }
 
-Availability disabled() {
-  return Availability{false, "disabled by MonitorOptions"};
-}
+Availability disabled() { return Availability{false, "disabled by MonitorOptions"}; }
 
-} // namespace
+}  // namespace
 
-Monitor::Monitor(torch::nn::Module &model, torch::optim::Optimizer &optimizer,
+Monitor::Monitor(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
                  MonitorOptions options)
-    : options_(std::move(options)), model_(&model),
-      expected_(
-          std::make_unique<probes::ExpectedDevice>(options_.expected_device)),
+    : options_(std::move(options)),
+      model_(&model),
+      expected_(std::make_unique<probes::ExpectedDevice>(options_.expected_device)),
       health_(options_.health, options_.expected_device) {
   if (options_.dispatcher) {
     probes::DispatcherOptions d;
@@ -37,43 +35,32 @@ Monitor::Monitor(torch::nn::Module &model, torch::optim::Optimizer &optimizer,
     d.signatures = options_.op_signatures;
     dispatcher_ = std::make_unique<probes::DispatcherProbe>(d);
   }
-  if (options_.jit)
-    jit_ = std::make_unique<probes::JitProbe>();
-  if (options_.optimizer)
-    optimizer_ = std::make_unique<probes::OptimizerStateProbe>(&optimizer);
-  if (options_.cupti)
-    cupti_ = probes::make_cupti_probe(options_.cupti_options);
-  events_.reserve(
-      static_cast<size_t>(std::min<int64_t>(options_.max_queued_events, 256)));
-  if (options_.nvtx)
-    probes::nvtx_push("recompdiag:run");
+  if (options_.jit) jit_ = std::make_unique<probes::JitProbe>();
+  if (options_.optimizer) optimizer_ = std::make_unique<probes::OptimizerStateProbe>(&optimizer);
+  if (options_.cupti) cupti_ = probes::make_cupti_probe(options_.cupti_options);
+  events_.reserve(static_cast<size_t>(std::min<int64_t>(options_.max_queued_events, 256)));
+  if (options_.nvtx) probes::nvtx_push("recompdiag:run");
 }
 
 Monitor::~Monitor() {
-  if (!options_.nvtx)
-    return;
-  if (in_step_)
-    probes::nvtx_pop();
-  if (phase_range_open_)
-    probes::nvtx_pop();
+  if (!options_.nvtx) return;
+  if (in_step_) probes::nvtx_pop();
+  if (phase_range_open_) probes::nvtx_pop();
   probes::nvtx_pop();
 }
 
-void Monitor::set_model(torch::nn::Module &model) { model_ = &model; }
+void Monitor::set_model(torch::nn::Module& model) { model_ = &model; }
 
-void Monitor::set_optimizer(torch::optim::Optimizer &optimizer) {
-  if (optimizer_)
-    optimizer_->set_optimizer(&optimizer);
+void Monitor::set_optimizer(torch::optim::Optimizer& optimizer) {
+  if (optimizer_) optimizer_->set_optimizer(&optimizer);
 }
 
 void Monitor::set_requested_lr(double lr) {
-  if (optimizer_)
-    optimizer_->set_requested_lr(lr);
+  if (optimizer_) optimizer_->set_requested_lr(lr);
 }
 
-void Monitor::watch(const std::shared_ptr<torch::jit::CompilationUnit> &unit) {
-  if (jit_)
-    jit_->watch(unit);
+void Monitor::watch(const std::shared_ptr<torch::jit::CompilationUnit>& unit) {
+  if (jit_) jit_->watch(unit);
 }
 
 void Monitor::emit(EventRecord event) {
@@ -88,24 +75,19 @@ void Monitor::emit(EventRecord event) {
   events_.push_back(std::move(event));
 }
 
-void Monitor::note_event(EventKind kind, std::string reason,
-                         nlohmann::json detail) {
+void Monitor::note_event(EventKind kind, std::string reason, nlohmann::json detail) {
   if (kind == EventKind::kPhaseStart) {
     const auto it = detail.find("phase");
-    phase_ = it != detail.end() && it->is_number_integer() ? it->get<int>()
-                                                           : phase_ + 1;
+    phase_ = it != detail.end() && it->is_number_integer() ? it->get<int>() : phase_ + 1;
     if (options_.nvtx) {
       // Phase ranges enclose steps: close the step's range around the swap if
       // one is open.
-      if (in_step_)
-        probes::nvtx_pop();
-      if (phase_range_open_)
-        probes::nvtx_pop();
+      if (in_step_) probes::nvtx_pop();
+      if (phase_range_open_) probes::nvtx_pop();
       const std::string name = "recompdiag:phase " + std::to_string(phase_);
       probes::nvtx_push(name.c_str());
       phase_range_open_ = true;
-      if (in_step_)
-        probes::nvtx_push("recompdiag:step");
+      if (in_step_) probes::nvtx_push("recompdiag:step");
     }
   }
   EventRecord event;
@@ -113,63 +95,49 @@ void Monitor::note_event(EventKind kind, std::string reason,
   event.step = step_;
   event.phase = phase_;
   event.reason = std::move(reason);
-  event.detail =
-      detail.is_object() ? std::move(detail) : nlohmann::json::object();
+  event.detail = detail.is_object() ? std::move(detail) : nlohmann::json::object();
   health_.note_event(event);
   emit(std::move(event));
 }
 
 void Monitor::begin_step(int64_t step) {
-  if (step >= 0)
-    step_ = step;
+  if (step >= 0) step_ = step;
   in_step_ = true;
-  if (options_.nvtx)
-    probes::nvtx_push("recompdiag:step");
-  if (jit_)
-    jit_->begin_step();
-  if (cupti_)
-    cupti_->begin_step();
+  if (options_.nvtx) probes::nvtx_push("recompdiag:step");
+  if (jit_) jit_->begin_step();
+  if (cupti_) cupti_->begin_step();
   // Last, so that the probes' own setup is not counted as the step's ops.
-  if (dispatcher_)
-    dispatcher_->begin_step(step_);
+  if (dispatcher_) dispatcher_->begin_step(step_);
   step_start_ = std::chrono::steady_clock::now();
 }
 
-void Monitor::end_step(StepRecord &record) {
+void Monitor::end_step(StepRecord& record) {
   const auto now = std::chrono::steady_clock::now();
   // First, so that nothing the monitor does below is counted as the step's ops.
-  if (dispatcher_ && dispatcher_->available())
-    record.dispatch = dispatcher_->end_step();
-  if (!in_step_)
-    record.dispatch.reset();
-  if (jit_ && jit_->available())
-    record.jit = jit_->end_step();
-  if (cupti_ && cupti_->available())
-    record.cupti = cupti_->end_step();
-  if (optimizer_)
-    record.optimizer = optimizer_->inspect();
+  if (dispatcher_ && dispatcher_->available()) record.dispatch = dispatcher_->end_step();
+  if (!in_step_) record.dispatch.reset();
+  if (jit_ && jit_->available()) record.jit = jit_->end_step();
+  if (cupti_ && cupti_->available()) record.cupti = cupti_->end_step();
+  if (optimizer_) record.optimizer = optimizer_->inspect();
   if (options_.placement && model_ != nullptr) {
-    record.placement = probes::inspect_placement(model_->parameters(),
-                                                 model_->buffers(), *expected_);
+    record.placement =
+        probes::inspect_placement(model_->parameters(), model_->buffers(), *expected_);
   }
   if (record.wall_ms == 0.0 && in_step_) {
-    record.wall_ms =
-        std::chrono::duration<double, std::milli>(now - step_start_).count();
+    record.wall_ms = std::chrono::duration<double, std::milli>(now - step_start_).count();
   }
   record.step = step_;
-  if (options_.nvtx && in_step_)
-    probes::nvtx_pop();
+  if (options_.nvtx && in_step_) probes::nvtx_pop();
   in_step_ = false;
 
   last_alerts_ = health_.evaluate(record);
-  for (const Alert &alert : last_alerts_) {
+  for (const Alert& alert : last_alerts_) {
     record.alerts.push_back(alert.rule);
     if (options_.log_alerts) {
-      std::cerr << "recompdiag alert [" << alert.rule << "] step " << alert.step
-                << ": " << alert.evidence << ". " << alert.advice << std::endl;
+      std::cerr << "recompdiag alert [" << alert.rule << "] step " << alert.step << ": "
+                << alert.evidence << ". " << alert.advice << std::endl;
     }
-    if (options_.on_alert)
-      options_.on_alert(alert);
+    if (options_.on_alert) options_.on_alert(alert);
     emit(to_event(alert));
   }
   ++step_;
@@ -184,22 +152,18 @@ std::vector<EventRecord> Monitor::take_events() {
 
 nlohmann::json Monitor::probe_availability() const {
   nlohmann::json out = nlohmann::json::object();
-  out["dispatcher"] = dispatcher_
-                          ? availability_json(dispatcher_->availability())
-                          : availability_json(disabled());
-  out["jit"] = jit_ ? availability_json(jit_->availability())
-                    : availability_json(disabled());
-  out["optimizer"] = optimizer_ ? availability_json(optimizer_->availability())
-                                : availability_json(disabled());
-  out["placement"] = options_.placement
-                         ? availability_json(Availability{true, ""})
-                         : availability_json(disabled());
+  out["dispatcher"] =
+      dispatcher_ ? availability_json(dispatcher_->availability()) : availability_json(disabled());
+  out["jit"] = jit_ ? availability_json(jit_->availability()) : availability_json(disabled());
+  out["optimizer"] =
+      optimizer_ ? availability_json(optimizer_->availability()) : availability_json(disabled());
+  out["placement"] = options_.placement ? availability_json(Availability{true, ""})
+                                        : availability_json(disabled());
   out["cupti"] = availability_json(cupti_availability());
   out["nvtx"] = !options_.nvtx ? availability_json(disabled())
                 : probes::nvtx_enabled()
                     ? availability_json(Availability{true, ""})
-                    : availability_json(
-                          Availability{false, "built without NVTX3 headers"});
+                    : availability_json(Availability{false, "built without NVTX3 headers"});
   return out;
 }
 
@@ -207,4 +171,4 @@ Availability Monitor::cupti_availability() const {
   return cupti_ ? cupti_->availability() : disabled();
 }
 
-} // namespace recompdiag
+}  // namespace recompdiag

@@ -5,7 +5,7 @@
 namespace recompdiag::probes {
 
 bool nvtx_enabled() { return false; }
-void nvtx_push(const char * /*name*/) {}
+void nvtx_push(const char* /*name*/) {}
 void nvtx_pop() {}
 
-} // namespace recompdiag::probes
+}  // namespace recompdiag::probes

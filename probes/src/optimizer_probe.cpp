@@ -20,12 +20,13 @@ namespace {
 
 // The optimizer's state map key of a parameter. LibTorch 1.x keys by the
 // TensorImpl address printed as a string, 2.x by the address itself.
-template <class Key> Key state_key(const at::Tensor &param) {
+template <class Key>
+Key state_key(const at::Tensor& param) {
   if constexpr (std::is_same_v<Key, std::string>) {
     // What c10::guts::to_string(TensorImpl*) printed in 1.x, without depending
     // on it.
     std::ostringstream key;
-    key << static_cast<const void *>(param.unsafeGetTensorImpl());
+    key << static_cast<const void*>(param.unsafeGetTensorImpl());
     return key.str();
   } else {
     return static_cast<Key>(param.unsafeGetTensorImpl());
@@ -33,36 +34,34 @@ template <class Key> Key state_key(const at::Tensor &param) {
 }
 
 struct StateView {
-  const at::Tensor *tensors[4] = {nullptr, nullptr, nullptr, nullptr};
+  const at::Tensor* tensors[4] = {nullptr, nullptr, nullptr, nullptr};
   bool has_step = false;
   int64_t step = 0;
 };
 
 // Known state types; an unknown one (LBFGS, user-defined) contributes presence
 // only.
-StateView view_of(torch::optim::OptimizerParamState &state) {
+StateView view_of(torch::optim::OptimizerParamState& state) {
   StateView v;
-  if (auto *s = dynamic_cast<torch::optim::AdamParamState *>(&state)) {
+  if (auto* s = dynamic_cast<torch::optim::AdamParamState*>(&state)) {
     v.tensors[0] = &s->exp_avg();
     v.tensors[1] = &s->exp_avg_sq();
     v.tensors[2] = &s->max_exp_avg_sq();
     v.has_step = true;
     v.step = static_cast<int64_t>(s->step());
-  } else if (auto *s = dynamic_cast<torch::optim::AdamWParamState *>(&state)) {
+  } else if (auto* s = dynamic_cast<torch::optim::AdamWParamState*>(&state)) {
     v.tensors[0] = &s->exp_avg();
     v.tensors[1] = &s->exp_avg_sq();
     v.tensors[2] = &s->max_exp_avg_sq();
     v.has_step = true;
     v.step = static_cast<int64_t>(s->step());
-  } else if (auto *s = dynamic_cast<torch::optim::SGDParamState *>(&state)) {
+  } else if (auto* s = dynamic_cast<torch::optim::SGDParamState*>(&state)) {
     v.tensors[0] = &s->momentum_buffer();
-  } else if (auto *s =
-                 dynamic_cast<torch::optim::AdagradParamState *>(&state)) {
+  } else if (auto* s = dynamic_cast<torch::optim::AdagradParamState*>(&state)) {
     v.tensors[0] = &s->sum();
     v.has_step = true;
     v.step = static_cast<int64_t>(s->step());
-  } else if (auto *s =
-                 dynamic_cast<torch::optim::RMSpropParamState *>(&state)) {
+  } else if (auto* s = dynamic_cast<torch::optim::RMSpropParamState*>(&state)) {
     v.tensors[0] = &s->square_avg();
     v.tensors[1] = &s->momentum_buffer();
     v.tensors[2] = &s->grad_avg();
@@ -72,14 +71,13 @@ StateView view_of(torch::optim::OptimizerParamState &state) {
   return v;
 }
 
-} // namespace
+}  // namespace
 
 OptimizerStats OptimizerStateProbe::inspect() {
   OptimizerStats out;
   out.lr_requested = requested_lr_;
-  if (optimizer_ == nullptr)
-    return out;
-  auto &state = optimizer_->state();
+  if (optimizer_ == nullptr) return out;
+  auto& state = optimizer_->state();
   using Key = typename std::remove_reference_t<decltype(state)>::key_type;
 
   int64_t step_min = std::numeric_limits<int64_t>::max();
@@ -87,23 +85,21 @@ OptimizerStats OptimizerStateProbe::inspect() {
   bool lr_seen = false;
   bool lr_mismatch = false;
   int64_t with_grad_no_state = 0;
-  for (auto &group : optimizer_->param_groups()) {
+  for (auto& group : optimizer_->param_groups()) {
     const double lr = group.options().get_lr();
     // Group 0's lr, unless a group differs from the request: then the first
     // such group's.
-    if (!lr_seen)
-      out.lr_effective = lr;
+    if (!lr_seen) out.lr_effective = lr;
     if (requested_lr_ > 0.0 && lr != requested_lr_ && !lr_mismatch) {
       out.lr_effective = lr;
       lr_mismatch = true;
     }
     lr_seen = true;
-    for (const at::Tensor &param : group.params()) {
+    for (const at::Tensor& param : group.params()) {
       ++out.params;
       auto it = state.find(state_key<Key>(param));
       if (it == state.end() || !it->second) {
-        if (param.grad().defined())
-          ++with_grad_no_state;
+        if (param.grad().defined()) ++with_grad_no_state;
         continue;
       }
       ++out.params_with_state;
@@ -112,15 +108,12 @@ OptimizerStats OptimizerStateProbe::inspect() {
         step_min = std::min(step_min, view.step);
         step_max = std::max(step_max, view.step);
       }
-      for (const at::Tensor *t : view.tensors) {
-        if (t == nullptr || !t->defined())
-          continue;
+      for (const at::Tensor* t : view.tensors) {
+        if (t == nullptr || !t->defined()) continue;
         ++out.state_tensors;
         out.state_bytes += static_cast<int64_t>(t->numel() * t->element_size());
-        if (t->device() != param.device())
-          ++out.state_off_device;
-        if (t->scalar_type() != param.scalar_type())
-          ++out.state_dtype_mismatch;
+        if (t->device() != param.device()) ++out.state_off_device;
+        if (t->scalar_type() != param.scalar_type()) ++out.state_dtype_mismatch;
       }
     }
   }
@@ -138,39 +131,34 @@ OptimizerStats OptimizerStateProbe::inspect() {
   return out;
 }
 
-ExpectedDevice::ExpectedDevice(const std::string &device) : text(device) {
+ExpectedDevice::ExpectedDevice(const std::string& device) : text(device) {
   try {
     const c10::Device d(device);
     type = static_cast<int>(d.type());
     index = d.has_index() ? d.index() : -1;
-  } catch (const std::exception &e) {
-    throw InputError("expected device '" + device +
-                     "' is not a torch device: " + e.what());
+  } catch (const std::exception& e) {
+    throw InputError("expected device '" + device + "' is not a torch device: " + e.what());
   }
 }
 
-PlacementStats inspect_placement(const std::vector<at::Tensor> &params,
-                                 const std::vector<at::Tensor> &buffers,
-                                 const ExpectedDevice &expected) {
-  auto off = [&](const at::Tensor &t) {
-    if (!t.defined())
-      return false;
+PlacementStats inspect_placement(const std::vector<at::Tensor>& params,
+                                 const std::vector<at::Tensor>& buffers,
+                                 const ExpectedDevice& expected) {
+  auto off = [&](const at::Tensor& t) {
+    if (!t.defined()) return false;
     const c10::Device d = t.device();
     return static_cast<int>(d.type()) != expected.type ||
            (expected.index >= 0 && d.index() != expected.index);
   };
   PlacementStats out;
-  for (const at::Tensor &p : params) {
-    if (off(p))
-      ++out.params_off_device;
-    if (off(p.grad()))
-      ++out.grads_off_device;
+  for (const at::Tensor& p : params) {
+    if (off(p)) ++out.params_off_device;
+    if (off(p.grad())) ++out.grads_off_device;
   }
-  for (const at::Tensor &b : buffers) {
-    if (off(b))
-      ++out.buffers_off_device;
+  for (const at::Tensor& b : buffers) {
+    if (off(b)) ++out.buffers_off_device;
   }
   return out;
 }
 
-} // namespace recompdiag::probes
+}  // namespace recompdiag::probes

@@ -24,15 +24,14 @@ double thread_ns() {
   return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
 }
 
-double ns_per_op(at::Tensor &t, int64_t ops) {
+double ns_per_op(at::Tensor& t, int64_t ops) {
   const double start = thread_ns();
   const at::Tensor one = at::ones({1});
-  for (int64_t i = 0; i < ops; ++i)
-    t.add_(one);
+  for (int64_t i = 0; i < ops; ++i) t.add_(one);
   return (thread_ns() - start) / static_cast<double>(ops);
 }
 
-} // namespace
+}  // namespace
 
 ObserverCost measure_observer_cost(int64_t ops_per_round, int rounds) {
   ObserverCost out;
@@ -40,7 +39,7 @@ ObserverCost measure_observer_cost(int64_t ops_per_round, int rounds) {
   out.rounds = std::max(1, rounds);
   at::Tensor t = at::zeros({1});
   std::vector<double> off, on, on_plain;
-  ns_per_op(t, out.ops_per_round / 10 + 1); // warm up
+  ns_per_op(t, out.ops_per_round / 10 + 1);  // warm up
   for (int r = 0; r < out.rounds; ++r) {
     off.push_back(ns_per_op(t, out.ops_per_round));
     {
@@ -65,4 +64,4 @@ ObserverCost measure_observer_cost(int64_t ops_per_round, int rounds) {
   return out;
 }
 
-} // namespace recompdiag::probes
+}  // namespace recompdiag::probes

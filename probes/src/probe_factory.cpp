@@ -11,34 +11,30 @@ namespace {
 
 /// The null object: reports why and does nothing.
 class UnavailableCuptiProbe final : public CuptiProbe {
-public:
-  explicit UnavailableCuptiProbe(std::string reason) {
-    availability_.reason = std::move(reason);
-  }
-  const Availability &availability() const override { return availability_; }
+ public:
+  explicit UnavailableCuptiProbe(std::string reason) { availability_.reason = std::move(reason); }
+  const Availability& availability() const override { return availability_; }
   void begin_step() override {}
   CuptiStats end_step() override { return {}; }
 
-private:
+ private:
   Availability availability_;
 };
 
-} // namespace
+}  // namespace
 
 #if RECOMPDIAG_HAVE_CUPTI
-std::unique_ptr<CuptiProbe>
-make_cupti_activity_probe(const CuptiOptions &options);
+std::unique_ptr<CuptiProbe> make_cupti_activity_probe(const CuptiOptions& options);
 #endif
 
 bool cupti_built() { return RECOMPDIAG_HAVE_CUPTI != 0; }
 
-std::unique_ptr<CuptiProbe> make_cupti_probe(const CuptiOptions &options) {
+std::unique_ptr<CuptiProbe> make_cupti_probe(const CuptiOptions& options) {
 #if RECOMPDIAG_HAVE_CUPTI
   try {
     return make_cupti_activity_probe(options);
-  } catch (const std::exception &e) {
-    return std::make_unique<UnavailableCuptiProbe>(
-        std::string("unavailable: ") + e.what());
+  } catch (const std::exception& e) {
+    return std::make_unique<UnavailableCuptiProbe>(std::string("unavailable: ") + e.what());
   }
 #else
   (void)options;
@@ -48,4 +44,4 @@ std::unique_ptr<CuptiProbe> make_cupti_probe(const CuptiOptions &options) {
 #endif
 }
 
-} // namespace recompdiag::probes
+}  // namespace recompdiag::probes

@@ -13,32 +13,30 @@ namespace recompdiag::probes::detail {
 
 /// Counters CUPTI's threads accumulate between two `take` calls.
 struct CuptiCounts {
-  int64_t kernels = 0, new_kernels = 0, module_loads = 0,
-          graph_instantiations = 0;
+  int64_t kernels = 0, new_kernels = 0, module_loads = 0, graph_instantiations = 0;
   int64_t memcpy_h2d = 0, memcpy_d2h = 0, memcpy_d2d = 0;
   int64_t bytes_h2d = 0, bytes_d2h = 0, bytes_d2d = 0;
   int64_t memsets = 0, syncs = 0, kernel_ns = 0, dropped = 0;
 };
 
 class CuptiApi {
-public:
+ public:
   /// Whether a CUDA driver and at least one device are present, else why not.
   /// Checked once per process (dlopen of libcuda, cuInit, cuDeviceGetCount) and
   /// cached.
-  static const Availability &driver_status();
+  static const Availability& driver_status();
 
   /// Subscribes to CUPTI, enables the activity kinds and resource callbacks,
   /// and hands CUPTI the preallocated buffers. Returns null and sets `why_not`
   /// ("<call>: <CUPTI error>") on failure, after undoing what it did. One
   /// instance per process.
-  static std::unique_ptr<CuptiApi> start(const CuptiOptions &options,
-                                         std::string *why_not);
+  static std::unique_ptr<CuptiApi> start(const CuptiOptions& options, std::string* why_not);
 
   ~CuptiApi();
-  CuptiApi(const CuptiApi &) = delete;
-  CuptiApi &operator=(const CuptiApi &) = delete;
-  CuptiApi(CuptiApi &&) = delete;
-  CuptiApi &operator=(CuptiApi &&) = delete;
+  CuptiApi(const CuptiApi&) = delete;
+  CuptiApi& operator=(const CuptiApi&) = delete;
+  CuptiApi(CuptiApi&&) = delete;
+  CuptiApi& operator=(CuptiApi&&) = delete;
 
   /// Flushes completed activity buffers (cuptiActivityFlushAll) and returns and
   /// clears counters.
@@ -46,9 +44,9 @@ public:
 
   struct State;
 
-private:
+ private:
   explicit CuptiApi(std::unique_ptr<State> state);
   std::unique_ptr<State> state_;
 };
 
-} // namespace recompdiag::probes::detail
+}  // namespace recompdiag::probes::detail

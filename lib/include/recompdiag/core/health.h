@@ -33,11 +33,9 @@ inline constexpr const char kCrossDeviceCopies[] = "cross_device_copies";
 /// CUDA).
 inline constexpr const char kHostSyncs[] = "host_syncs";
 /// Optimizer state on another device or with another dtype than its parameter.
-inline constexpr const char kOptimizerStateOffDevice[] =
-    "optimizer_state_off_device";
+inline constexpr const char kOptimizerStateOffDevice[] = "optimizer_state_off_device";
 /// Parameters that have a gradient but no optimizer state after a step.
-inline constexpr const char kOptimizerStateMissing[] =
-    "optimizer_state_missing";
+inline constexpr const char kOptimizerStateMissing[] = "optimizer_state_missing";
 /// An optimizer step counter fell: the moments were thrown away (a fresh
 /// optimizer).
 inline constexpr const char kOptimizerStateReset[] = "optimizer_state_reset";
@@ -51,22 +49,22 @@ inline constexpr const char kSlowStep[] = "slow_step";
 /// A probe dropped events or CUPTI dropped activity records: counters
 /// undercount.
 inline constexpr const char kProbeDrops[] = "probe_drops";
-} // namespace rules
+}  // namespace rules
 
 /// One alert: which rule fired, at which step, the evidence, and what to do
 /// about it.
 struct Alert {
-  std::string rule;     ///< One of `rules::k*`.
-  int64_t step = 0;     ///< Global step of the record that fired it.
-  int phase = 1;        ///< Phase of that step.
-  std::string evidence; ///< What was measured, with numbers (and the compile
-                        ///< reason if known).
-  std::string advice;   ///< What the user can do about it.
+  std::string rule;      ///< One of `rules::k*`.
+  int64_t step = 0;      ///< Global step of the record that fired it.
+  int phase = 1;         ///< Phase of that step.
+  std::string evidence;  ///< What was measured, with numbers (and the compile
+                         ///< reason if known).
+  std::string advice;    ///< What the user can do about it.
 };
 
 /// The alert as a run-file event: kind kAlert, `reason` = "<rule>: <evidence>",
 /// detail holds rule, evidence and advice.
-EventRecord to_event(const Alert &alert);
+EventRecord to_event(const Alert& alert);
 
 /// Thresholds of the health rules. Defaults suit a steady-state training loop.
 struct HealthOptions {
@@ -103,20 +101,19 @@ struct HealthOptions {
 /// Not thread-safe: use from the training thread. Owns only fixed-size state
 /// (no per-step growth).
 class HealthMonitor {
-public:
+ public:
   /// `expected_device` is a device string ("cpu", "cuda", "cuda:0"); the
   /// host-op, copy and sync rules apply only when it names CUDA.
-  explicit HealthMonitor(HealthOptions options = {},
-                         std::string expected_device = "cpu");
+  explicit HealthMonitor(HealthOptions options = {}, std::string expected_device = "cpu");
 
   /// Notes an event: kCompile remembers its reason for the next compile alert;
   /// others are ignored.
-  void note_event(const EventRecord &event);
+  void note_event(const EventRecord& event);
 
   /// Evaluates the rules on one step and returns its alerts (possibly none).
   /// Also records the step's wall time in the rolling window (after the
   /// slow-step rule has used the window).
-  std::vector<Alert> evaluate(const StepRecord &step);
+  std::vector<Alert> evaluate(const StepRecord& step);
 
   /// Median of the step times in the window, or 0 when empty.
   double rolling_median() const;
@@ -125,23 +122,22 @@ public:
   /// Alerts held back because the same rule fired less than
   /// `repeat_after_steps` ago.
   int64_t suppressed() const { return suppressed_; }
-  const HealthOptions &options() const { return options_; }
+  const HealthOptions& options() const { return options_; }
 
-private:
-  void raise(std::vector<Alert> &out, const char *rule, const StepRecord &step,
-             std::string evidence, const char *advice);
+ private:
+  void raise(std::vector<Alert>& out, const char* rule, const StepRecord& step,
+             std::string evidence, const char* advice);
 
   HealthOptions options_;
   bool expect_cuda_ = false;
-  std::vector<double> window_;          // ring buffer, fixed capacity
-  mutable std::vector<double> scratch_; // preallocated for the median
+  std::vector<double> window_;           // ring buffer, fixed capacity
+  mutable std::vector<double> scratch_;  // preallocated for the median
   int64_t window_count_ = 0;
   int64_t window_next_ = 0;
   std::string last_compile_reason_;
   int64_t last_compile_step_ = -1;
-  std::vector<std::pair<std::string, int64_t>>
-      last_fired_; // rule -> step, one entry per rule
+  std::vector<std::pair<std::string, int64_t>> last_fired_;  // rule -> step, one entry per rule
   int64_t suppressed_ = 0;
 };
 
-} // namespace recompdiag
+}  // namespace recompdiag

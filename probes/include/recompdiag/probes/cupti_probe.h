@@ -30,9 +30,9 @@ struct CuptiOptions {
 /// called from the training thread; CUPTI's own threads write preallocated
 /// counters. Owns process-wide CUPTI state: at most one available per process.
 class CuptiProbe {
-public:
+ public:
   virtual ~CuptiProbe() = default;
-  virtual const Availability &availability() const = 0;
+  virtual const Availability& availability() const = 0;
   bool available() const { return availability().available; }
   virtual void begin_step() = 0;
   /// Flushes CUPTI's buffers and returns what arrived since the last call.
@@ -45,6 +45,6 @@ bool cupti_built();
 /// Makes the CUPTI probe: the real one when built and usable, else a null
 /// object with the reason. Checks for a CUDA driver and device once per process
 /// (cached). Never throws for a missing GPU.
-std::unique_ptr<CuptiProbe> make_cupti_probe(const CuptiOptions &options = {});
+std::unique_ptr<CuptiProbe> make_cupti_probe(const CuptiOptions& options = {});
 
-} // namespace recompdiag::probes
+}  // namespace recompdiag::probes

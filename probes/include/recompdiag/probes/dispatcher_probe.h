@@ -47,16 +47,16 @@ struct DispatcherOptions {
 /// Methods are not thread-safe: call them from the training thread. Neither
 /// copyable nor movable; the destructor removes the callback.
 class DispatcherProbe {
-public:
+ public:
   explicit DispatcherProbe(DispatcherOptions options = {});
   ~DispatcherProbe();
-  DispatcherProbe(const DispatcherProbe &) = delete;
-  DispatcherProbe &operator=(const DispatcherProbe &) = delete;
-  DispatcherProbe(DispatcherProbe &&) = delete;
-  DispatcherProbe &operator=(DispatcherProbe &&) = delete;
+  DispatcherProbe(const DispatcherProbe&) = delete;
+  DispatcherProbe& operator=(const DispatcherProbe&) = delete;
+  DispatcherProbe(DispatcherProbe&&) = delete;
+  DispatcherProbe& operator=(DispatcherProbe&&) = delete;
 
   /// Whether the observer is installed, else why not.
-  const Availability &availability() const { return availability_; }
+  const Availability& availability() const { return availability_; }
   bool available() const { return availability_.available; }
 
   /// Starts counting a step (resets the counters). `step` decides sampling.
@@ -68,9 +68,9 @@ public:
   /// Distinct signatures seen since construction.
   int64_t signatures_seen() const;
 
-  struct State; ///< Internal, shared with the callback.
+  struct State;  ///< Internal, shared with the callback.
 
-private:
+ private:
   DispatcherOptions options_;
   Availability availability_;
   std::unique_ptr<State> state_;
@@ -79,4 +79,4 @@ private:
   bool sampled_ = false;
 };
 
-} // namespace recompdiag::probes
+}  // namespace recompdiag::probes

@@ -13,7 +13,7 @@
 
 namespace torch::jit {
 struct CompilationUnit;
-} // namespace torch::jit
+}  // namespace torch::jit
 
 namespace recompdiag::probes {
 
@@ -35,32 +35,32 @@ namespace recompdiag::probes {
 /// watched units (at most `kMaxWatched`; the oldest is forgotten). Neither
 /// copyable nor movable; the destructor removes the pass and the callback.
 class JitProbe {
-public:
+ public:
   static constexpr int kMaxWatched = 16;
 
   JitProbe();
   ~JitProbe();
-  JitProbe(const JitProbe &) = delete;
-  JitProbe &operator=(const JitProbe &) = delete;
-  JitProbe(JitProbe &&) = delete;
-  JitProbe &operator=(JitProbe &&) = delete;
+  JitProbe(const JitProbe&) = delete;
+  JitProbe& operator=(const JitProbe&) = delete;
+  JitProbe(JitProbe&&) = delete;
+  JitProbe& operator=(JitProbe&&) = delete;
 
-  const Availability &availability() const { return availability_; }
+  const Availability& availability() const { return availability_; }
   bool available() const { return availability_.available; }
 
   /// Watches a compilation unit. A unit not watched before counts as one
   /// compile in the current (or next) step. Watching the same unit again does
   /// nothing.
-  void watch(const std::shared_ptr<torch::jit::CompilationUnit> &unit);
+  void watch(const std::shared_ptr<torch::jit::CompilationUnit>& unit);
   /// Compilation units still alive and watched.
   int64_t watched() const;
 
   void begin_step();
   JitStats end_step();
 
-  struct State; ///< Internal, shared with the pass and the callback.
+  struct State;  ///< Internal, shared with the pass and the callback.
 
-private:
+ private:
   struct Watched;
 
   Availability availability_;
@@ -73,4 +73,4 @@ private:
   int64_t plan_builds_at_begin_ = 0;
 };
 
-} // namespace recompdiag::probes
+}  // namespace recompdiag::probes

@@ -26,10 +26,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "recompdiag/core/health.h"
 #include "recompdiag/core/record.h"
@@ -38,13 +37,13 @@
 
 namespace torch::nn {
 class Module;
-} // namespace torch::nn
+}  // namespace torch::nn
 namespace torch::optim {
 class Optimizer;
-} // namespace torch::optim
+}  // namespace torch::optim
 namespace torch::jit {
 struct CompilationUnit;
-} // namespace torch::jit
+}  // namespace torch::jit
 
 namespace recompdiag {
 
@@ -53,7 +52,7 @@ class DispatcherProbe;
 class JitProbe;
 class OptimizerStateProbe;
 struct ExpectedDevice;
-} // namespace probes
+}  // namespace probes
 
 /// Configuration of a Monitor. Plain data; copy freely.
 struct MonitorOptions {
@@ -79,14 +78,14 @@ struct MonitorOptions {
   HealthOptions health;
   /// Called on the training thread for every alert, inside end_step. Must not
   /// throw.
-  std::function<void(const Alert &)> on_alert;
+  std::function<void(const Alert&)> on_alert;
   /// Writes one line per alert to stderr ("recompdiag alert [rule] step N:
   /// evidence. advice").
   bool log_alerts = true;
   /// Non-owning; when set, noted events and alert events go to
   /// `event_sink->on_event` as they happen instead of the take_events() queue.
   /// Must outlive the Monitor.
-  RecordSink *event_sink = nullptr;
+  RecordSink* event_sink = nullptr;
   /// Capacity of the take_events() queue; events beyond it are dropped and
   /// counted.
   int64_t max_queued_events = 4096;
@@ -103,24 +102,24 @@ struct MonitorOptions {
 /// it on destruction. Memory is bounded: fixed tables, a fixed ring buffer of
 /// step times, a capped event queue.
 class Monitor {
-public:
+ public:
   /// Throws InputError when `options.expected_device` is not a device string.
   /// Probes that cannot run (no GPU for CUPTI, ...) do not throw: see
   /// probe_availability().
-  Monitor(torch::nn::Module &model, torch::optim::Optimizer &optimizer,
+  Monitor(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
           MonitorOptions options = {});
   ~Monitor();
-  Monitor(const Monitor &) = delete;
-  Monitor &operator=(const Monitor &) = delete;
-  Monitor(Monitor &&) = delete;
-  Monitor &operator=(Monitor &&) = delete;
+  Monitor(const Monitor&) = delete;
+  Monitor& operator=(const Monitor&) = delete;
+  Monitor(Monitor&&) = delete;
+  Monitor& operator=(Monitor&&) = delete;
 
   /// Inspects another model from the next step on.
-  void set_model(torch::nn::Module &model);
+  void set_model(torch::nn::Module& model);
   /// Inspects another optimizer from the next step on (e.g. rebuilt in
   /// recompile mode). Step counters are compared across the change: a fresh
   /// optimizer is reported as a state reset.
-  void set_optimizer(torch::optim::Optimizer &optimizer);
+  void set_optimizer(torch::optim::Optimizer& optimizer);
   /// The lr the trainer means to be in effect; checked against every param
   /// group at each step (catches assigning lr to a copy of the options). 0
   /// disables the check (the default).
@@ -128,7 +127,7 @@ public:
   /// Watches a TorchScript compilation unit: counts as one compile at the
   /// current (or next) step, and its functions' executors are followed. Call
   /// once per torch::jit::compile result.
-  void watch(const std::shared_ptr<torch::jit::CompilationUnit> &unit);
+  void watch(const std::shared_ptr<torch::jit::CompilationUnit>& unit);
 
   /// Notes an event at the current step: kCompile (its reason goes into compile
   /// alerts), kPhaseStart (detail {"phase": n} sets the phase; starts an NVTX
@@ -147,7 +146,7 @@ public:
   /// health rules, appends fired rule names to record.alerts, and reports each
   /// alert (callback, stderr, event). Call after optimizer.step() and after
   /// reading the loss.
-  void end_step(StepRecord &record);
+  void end_step(StepRecord& record);
 
   /// Events noted or raised since the last call, oldest first (empty with an
   /// event_sink).
@@ -161,17 +160,17 @@ public:
   /// The CUPTI probe's availability, for RunHeader::cupti.
   Availability cupti_availability() const;
   /// The alerts of the last end_step.
-  const std::vector<Alert> &last_alerts() const { return last_alerts_; }
-  const HealthMonitor &health() const { return health_; }
-  const MonitorOptions &options() const { return options_; }
+  const std::vector<Alert>& last_alerts() const { return last_alerts_; }
+  const HealthMonitor& health() const { return health_; }
+  const MonitorOptions& options() const { return options_; }
   /// The step begin_step marked last (or will mark next when between steps).
   int64_t current_step() const { return step_; }
 
-private:
+ private:
   void emit(EventRecord event);
 
   MonitorOptions options_;
-  torch::nn::Module *model_;
+  torch::nn::Module* model_;
   std::unique_ptr<probes::ExpectedDevice> expected_;
   std::unique_ptr<probes::DispatcherProbe> dispatcher_;
   std::unique_ptr<probes::JitProbe> jit_;
@@ -193,25 +192,25 @@ private:
 /// swallowed after the record is left as filled so far. Use begin_step/end_step
 /// directly to see such errors.
 class StepGuard {
-public:
-  StepGuard(Monitor &monitor, StepRecord &record, int64_t step = -1)
+ public:
+  StepGuard(Monitor& monitor, StepRecord& record, int64_t step = -1)
       : monitor_(monitor), record_(record) {
     monitor_.begin_step(step);
   }
   ~StepGuard() {
     try {
       monitor_.end_step(record_);
-    } catch (...) { // NOLINT(bugprone-empty-catch): a destructor must not throw
+    } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor must not throw
     }
   }
-  StepGuard(const StepGuard &) = delete;
-  StepGuard &operator=(const StepGuard &) = delete;
-  StepGuard(StepGuard &&) = delete;
-  StepGuard &operator=(StepGuard &&) = delete;
+  StepGuard(const StepGuard&) = delete;
+  StepGuard& operator=(const StepGuard&) = delete;
+  StepGuard(StepGuard&&) = delete;
+  StepGuard& operator=(StepGuard&&) = delete;
 
-private:
-  Monitor &monitor_;
-  StepRecord &record_;
+ private:
+  Monitor& monitor_;
+  StepRecord& record_;
 };
 
-} // namespace recompdiag
+}  // namespace recompdiag

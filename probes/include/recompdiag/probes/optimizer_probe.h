@@ -12,10 +12,10 @@
 
 namespace at {
 class Tensor;
-} // namespace at
+}  // namespace at
 namespace torch::optim {
 class Optimizer;
-} // namespace torch::optim
+}  // namespace torch::optim
 
 namespace recompdiag::probes {
 
@@ -33,19 +33,17 @@ namespace recompdiag::probes {
 /// how a reset is seen). Not thread-safe: call from the training thread, not
 /// while the optimizer steps.
 class OptimizerStateProbe {
-public:
+ public:
   /// `optimizer` may be null (nothing to inspect until set_optimizer).
-  explicit OptimizerStateProbe(torch::optim::Optimizer *optimizer = nullptr)
+  explicit OptimizerStateProbe(torch::optim::Optimizer* optimizer = nullptr)
       : optimizer_(optimizer) {}
 
-  const Availability &availability() const { return availability_; }
+  const Availability& availability() const { return availability_; }
   bool available() const { return availability_.available; }
 
   /// Replaces the inspected optimizer (e.g. rebuilt after a recompile). Null
   /// detaches.
-  void set_optimizer(torch::optim::Optimizer *optimizer) {
-    optimizer_ = optimizer;
-  }
+  void set_optimizer(torch::optim::Optimizer* optimizer) { optimizer_ = optimizer; }
   /// The lr the trainer means to be in effect; 0 (the default) disables the lr
   /// check.
   void set_requested_lr(double lr) { requested_lr_ = lr; }
@@ -54,9 +52,9 @@ public:
   /// end.
   OptimizerStats inspect();
 
-private:
+ private:
   Availability availability_{true, ""};
-  torch::optim::Optimizer *optimizer_ = nullptr;
+  torch::optim::Optimizer* optimizer_ = nullptr;
   double requested_lr_ = 0.0;
   int64_t previous_step_max_ = 0;
   int64_t previous_with_state_ = 0;
@@ -65,16 +63,16 @@ private:
 /// True when `device` (a torch device) is the expected one: "cuda" matches any
 /// CUDA device, "cuda:1" only that one.
 struct ExpectedDevice {
-  explicit ExpectedDevice(const std::string &device);
+  explicit ExpectedDevice(const std::string& device);
   std::string text;
-  int type = 0;   ///< c10::DeviceType as int.
-  int index = -1; ///< -1: any index.
+  int type = 0;    ///< c10::DeviceType as int.
+  int index = -1;  ///< -1: any index.
 };
 
 /// Counts parameters, gradients and buffers not on the expected device.
 /// Stateless.
-PlacementStats inspect_placement(const std::vector<at::Tensor> &params,
-                                 const std::vector<at::Tensor> &buffers,
-                                 const ExpectedDevice &expected);
+PlacementStats inspect_placement(const std::vector<at::Tensor>& params,
+                                 const std::vector<at::Tensor>& buffers,
+                                 const ExpectedDevice& expected);
 
-} // namespace recompdiag::probes
+}  // namespace recompdiag::probes

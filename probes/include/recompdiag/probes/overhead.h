@@ -26,7 +26,6 @@ struct ObserverCost {
 /// ops_per_round ops). Creates and destroys dispatcher probes: do not call
 /// while a Monitor is alive (its probe would make these unavailable; then the
 /// "on" figures equal the "off" ones). Not a test: timing only.
-ObserverCost measure_observer_cost(int64_t ops_per_round = 200000,
-                                   int rounds = 7);
+ObserverCost measure_observer_cost(int64_t ops_per_round = 200000, int rounds = 7);
 
-} // namespace recompdiag::probes
+}  // namespace recompdiag::probes
