@@ -46,6 +46,10 @@ std::vector<double> concat(std::vector<double> a, const std::vector<double>& b) 
   return a;
 }
 
+bool contains_text(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
 }  // namespace
 
 TEST_CASE("warm-up steps are detected and kept out of the steady state") {
@@ -203,4 +207,41 @@ TEST_CASE("a run without steps analyzes to nothing") {
   CHECK(a.steps == 0);
   CHECK(a.phases.empty());
   CHECK(a.chart.empty());
+}
+
+TEST_CASE(
+    "the recovery after a switch is one stretch that carries the compile, even if its first "
+    "step is not slow") {
+  // A profiling run at normal speed, then the plan build: only steps 51-52 are slow, but the
+  // compile is logged at step 50. The warm-up holds all three, so the stretch names the compile.
+  RunFile run = make_run({steady(50, 10), concat({10, 19, 29}, steady(50, 10))});
+  run.header.config = {{"adam", {{"beta1", 0.9}}}};
+  run.events.push_back({EventKind::kCompile, 50, 2, "phase 2: loss weights changed", {}});
+  run.steps[50].optimizer->state_reset = true;
+  RunAnalysis a = analyze_run(run);
+  CHECK(a.phases[1].warmup_steps == 3);
+  REQUIRE(a.slow_stretches.size() == 1);
+  const SlowStretch& s = a.slow_stretches[0];
+  CHECK(s.first_step == 50);
+  CHECK(s.last_step == 52);
+  CHECK(s.signals.at(0).kind == "jit_compiles");
+  CHECK(contains_text(s.sentence, "1 JIT compile (reason: phase 2: loss weights changed)"));
+  CHECK(contains_text(s.sentence, "Adam state reset"));
+}
+
+TEST_CASE("slow steps one step apart form one stretch; further apart, two") {
+  std::vector<double> ms = steady(60, 10);
+  ms[30] = 20;
+  ms[32] = 20;
+  RunAnalysis merged = analyze_run(make_run({ms}));
+  REQUIRE(merged.slow_stretch_count == 1);
+  CHECK(merged.slow_stretches[0].first_step == 30);
+  CHECK(merged.slow_stretches[0].last_step == 32);
+  ms[32] = 10.1;
+  ms[33] = 20;
+  RunAnalysis split = analyze_run(make_run({ms}));
+  CHECK(split.slow_stretch_count == 2);
+  AnalysisOptions strict;
+  strict.slow_factor = 2.5;  // 2x steps are no longer slow
+  CHECK(analyze_run(make_run({ms}), strict).slow_stretch_count == 0);
 }

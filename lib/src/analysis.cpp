@@ -179,6 +179,8 @@ std::string optimizer_name(const RunHeader& h) {
     if (name == "sgd") return "SGD";
     if (!name.empty()) return name;
   }
+  // The trainer's config names Adam by its settings block.
+  if (h.config.is_object() && h.config.contains("adam")) return "Adam";
   return "optimizer";
 }
 
@@ -487,23 +489,31 @@ RunAnalysis analyze_run(const RunFile& run, const AnalysisOptions& o) {
     out.switches.push_back(std::move(sc));
   }
 
-  // Slow stretches: runs of consecutive steps over slow_factor x their phase's steady median.
+  // Slow stretches: warm-up steps and steps over slow_factor x their phase's steady median,
+  // merged across gaps of up to stretch_gap ordinary steps. A recompile's cost is often spread
+  // (profiling run, then plan build); merging keeps its causes in one sentence.
   const std::string optimizer = optimizer_name(run.header);
   std::vector<SlowStretch> stretches;
   std::map<int, const PhaseAnalysis*> phase_of;
   for (const auto& pa : out.phases) phase_of[pa.phase] = &pa;
+  auto is_slow = [&](size_t k) {
+    const double ref = phase_of[steps[k].phase]->steady.median_ms;
+    return ref > 0 && (is_warmup[k] || steps[k].wall_ms > o.slow_factor * ref);
+  };
+  const auto gap = static_cast<size_t>(std::max<int64_t>(o.stretch_gap, 0));
   size_t i = 0;
   while (i < steps.size()) {
-    const PhaseAnalysis* pa = phase_of[steps[i].phase];
-    const double ref = pa->steady.median_ms;
-    if (!(ref > 0) || steps[i].wall_ms <= o.slow_factor * ref) {
+    if (!is_slow(i)) {
       ++i;
       continue;
     }
+    const PhaseAnalysis* pa = phase_of[steps[i].phase];
+    const double ref = pa->steady.median_ms;
     size_t j = i;
-    while (j + 1 < steps.size() && steps[j + 1].phase == steps[i].phase &&
-           steps[j + 1].wall_ms > o.slow_factor * ref) {
-      ++j;
+    for (size_t next = j + 1;
+         next < steps.size() && next <= j + gap + 1 && steps[next].phase == steps[i].phase;
+         ++next) {
+      if (is_slow(next)) j = next;
     }
     SlowStretch s;
     s.first_step = steps[i].step;

@@ -25,12 +25,16 @@ void flatten(const nlohmann::json& j, const std::string& prefix,
 std::map<std::string, std::string> header_facts(const RunHeader& h) {
   std::map<std::string, std::string> out;
   flatten(h.config, "config", out);
-  out["mode"] = h.mode;
-  out["optimizer_handoff"] = h.optimizer_handoff;
-  out["device_used"] = h.device_used;
-  out["torch_version"] = h.torch_version;
-  out["seed"] = std::to_string(h.seed);
-  out["step_timing"] = h.step_timing;
+  // Header facts the config already holds are listed once, under config.
+  auto add = [&](const std::string& key, const std::string& value) {
+    if (!out.count("config." + key)) out[key] = value;
+  };
+  add("mode", h.mode);
+  add("optimizer_handoff", h.optimizer_handoff);
+  add("device_used", h.device_used);
+  add("torch_version", h.torch_version);
+  add("seed", std::to_string(h.seed));
+  add("step_timing", h.step_timing);
   return out;
 }
 

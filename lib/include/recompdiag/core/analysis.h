@@ -26,8 +26,11 @@ struct AnalysisOptions {
   double warmup_tolerance = 0.10;
   /// Warm-up never takes more than this fraction of a phase.
   double max_warmup_fraction = 0.5;
-  /// A step slower than `slow_factor` x its phase's steady median is part of a slow stretch.
-  double slow_factor = 2.0;
+  /// A step slower than `slow_factor` x its phase's steady median is part of a slow stretch, and
+  /// so is every warm-up step (the recovery after a switch is one stretch with its causes).
+  double slow_factor = 1.5;
+  /// Slow steps separated by at most this many other steps of the same phase form one stretch.
+  int64_t stretch_gap = 1;
   /// Slow stretches kept, the costliest first (all are counted).
   size_t max_slow_stretches = 20;
   /// Steps before a phase switch counted as "around the switch".
