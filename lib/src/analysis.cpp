@@ -14,7 +14,7 @@ namespace {
 
 // Prior cost of one occurrence of each signal, used to rank what coincides with a slow stretch:
 // a compile costs far more than a first-seen op signature, which costs more than one extra sync.
-constexpr double kWeightCompile = 1000.0;
+constexpr double kWeightCompile = 5000.0;  // the root event: signatures and plan builds follow it
 constexpr double kWeightModuleLoad = 100.0;
 constexpr double kWeightGraphInstantiation = 100.0;
 constexpr double kWeightPlanBuild = 50.0;
