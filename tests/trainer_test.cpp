@@ -26,6 +26,7 @@ TrainConfig small_config(TrainMode mode, OptimizerHandoff handoff = OptimizerHan
   c.device = "cpu";
   c.seed = 7;
   c.threads = 1;
+  c.log_alerts = false;
   return c;
 }
 
@@ -230,4 +231,47 @@ TEST_CASE("ReduceLROnPlateau follows Keras") {
   CHECK_FALSE(p.on_epoch_end(0.5, 0.0005));  // improvement
   p.reset();
   CHECK_FALSE(p.on_epoch_end(5.0, 0.0005));  // history forgotten: 5.0 is the new best
+}
+
+TEST_CASE("the monitor sees the recompile: JIT compiles at start and switch, Adam reset with fresh") {
+  auto rec = train(small_config(TrainMode::kRecompile, OptimizerHandoff::kFresh));
+  auto mig = train(small_config(TrainMode::kRecompile, OptimizerHandoff::kMigrate));
+  auto mut = train(small_config(TrainMode::kMutable));
+  auto compile_steps = [](const Run& r) {
+    std::vector<int64_t> at;
+    for (const auto& s : r.sink.steps) {
+      REQUIRE(s.jit);
+      if (s.jit->compiles > 0) at.push_back(s.step);
+    }
+    return at;
+  };
+  CHECK(compile_steps(*rec) == std::vector<int64_t>{0, 24});
+  CHECK(compile_steps(*mig) == std::vector<int64_t>{0, 24});
+  CHECK(compile_steps(*mut) == std::vector<int64_t>{0});
+
+  auto reset_steps = [](const Run& r) {
+    std::vector<int64_t> at;
+    for (const auto& s : r.sink.steps) {
+      REQUIRE(s.optimizer);
+      if (s.optimizer->state_reset) at.push_back(s.step);
+    }
+    return at;
+  };
+  CHECK(reset_steps(*rec) == std::vector<int64_t>{24});
+  CHECK(reset_steps(*mig).empty());
+  CHECK(reset_steps(*mut).empty());
+
+  auto has_alert = [](const Run& r, int64_t step, const std::string& rule) {
+    for (const auto& a : r.sink.steps[static_cast<size_t>(step)].alerts)
+      if (a == rule) return true;
+    return false;
+  };
+  CHECK(has_alert(*rec, 24, "optimizer_state_reset"));
+  CHECK_FALSE(has_alert(*mig, 24, "optimizer_state_reset"));
+  CHECK(has_alert(*rec, 24, "compile_after_warmup"));
+  CHECK_FALSE(has_alert(*mut, 24, "compile_after_warmup"));
+  // The lr in effect matches the requested one in every mode: no lr trap here.
+  for (const auto* r : {rec.get(), mig.get(), mut.get()}) {
+    for (const auto& s : r->sink.steps) CHECK(s.optimizer->lr_effective == doctest::Approx(s.lr));
+  }
 }

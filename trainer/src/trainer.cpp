@@ -12,6 +12,7 @@
 
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/version.h"
+#include "recompdiag/probes/monitor.h"
 #include "recompdiag/trainer/model.h"
 #include "recompdiag/trainer/plateau.h"
 
@@ -80,9 +81,50 @@ struct TwoPhaseTrainer::Impl {
   std::unique_ptr<torch::optim::Adam> adam;
   torch::Tensor loss_weights;  // mutable mode: the tensor the compiled step reads
   int64_t compiles = 0;
+  int64_t bench_step = 0;  // time_steps() only
 
+  /// Hands the monitor's events (ours and its alerts) to every sink.
+  struct EventFanOut : RecordSink {
+    std::vector<RecordSink*>* sinks = nullptr;
+    void on_event(const EventRecord& e) override {
+      for (RecordSink* s : *sinks) s->on_event(e);
+    }
+  } fan_out;
+  std::unique_ptr<Monitor> monitor;  // null with --no-monitor
+
+  /// Records an event: through the monitor when it runs (so its rules know compile reasons and
+  /// phases), straight to the sinks when it does not.
   void emit(const EventRecord& e) {
-    for (RecordSink* s : sinks) s->on_event(e);
+    if (monitor) {
+      monitor->note_event(e.kind, e.reason, e.detail);
+    } else {
+      fan_out.on_event(e);
+    }
+  }
+
+  /// One optimisation step on batch `b`; writes (loss, cat loss, bin loss) to `host`.
+  void train_step(size_t b, const torch::Tensor* weights_arg, float host[3]) {
+    adam->zero_grad();
+    StepLosses losses = step->run(batches[b], params, weights_arg);
+    losses.loss.backward();
+    clip_gradients(params, config.clip_value);
+    adam->step();
+    // The recorder's own host read: one copy of the three losses, marked so probes can tell it
+    // from the training's syncs.
+    RECORD_USER_SCOPE("recompdiag::recorder_read");
+    torch::NoGradGuard no_grad;
+    torch::Tensor all =
+        torch::stack({losses.loss.detach(), losses.cat_loss.detach(), losses.bin_loss.detach()})
+            .to(torch::kCPU, torch::kFloat);
+    std::memcpy(host, all.data_ptr<float>(), 3 * sizeof(float));
+  }
+
+  void use_optimizer(std::unique_ptr<torch::optim::Adam> rebuilt, double requested_lr) {
+    adam = std::move(rebuilt);
+    if (monitor) {
+      monitor->set_optimizer(*adam);
+      monitor->set_requested_lr(requested_lr);
+    }
   }
 
   void compile(const std::vector<double>& weights, int64_t at_step, int phase, const std::string& reason) {
@@ -93,6 +135,7 @@ struct TwoPhaseTrainer::Impl {
     auto t0 = Clock::now();
     step = std::make_unique<CompiledStep>(spec);
     ++compiles;
+    if (monitor) monitor->watch(step->unit());
     emit({EventKind::kCompile, at_step, phase, reason,
           {{"loss_weights_baked", config.mode == TrainMode::kRecompile},
            {"loss_weights", weights},
@@ -114,7 +157,7 @@ struct TwoPhaseTrainer::Impl {
       compile(to.loss_weights, at_step, phase, what);
       auto rebuilt = make_adam(params, to.lr, config.adam_epsilon);
       if (config.handoff == OptimizerHandoff::kMigrate) migrate_adam_state(*adam, *rebuilt, params);
-      adam = std::move(rebuilt);
+      use_optimizer(std::move(rebuilt), to.lr);
       emit({EventKind::kOptimizerRebuild, at_step, phase,
             config.handoff == OptimizerHandoff::kMigrate
                 ? "Adam rebuilt for lr " + format_lr(to.lr) + "; state migrated onto " + device.str()
@@ -129,6 +172,7 @@ struct TwoPhaseTrainer::Impl {
             {{"from", from.loss_weights}, {"to", to.loss_weights}}});
       const double old_lr = current_lr(*adam);
       set_lr(*adam, to.lr);
+      if (monitor) monitor->set_requested_lr(to.lr);
       emit({EventKind::kLrChange, at_step, phase,
             "phase " + std::to_string(phase) + ": lr " + format_lr(old_lr) + " -> " + format_lr(to.lr) +
                 " set in place",
@@ -151,6 +195,17 @@ TwoPhaseTrainer::TwoPhaseTrainer(TrainConfig config) : impl_(std::make_unique<Im
   m.model->to(m.device);
   m.params = m.model->step_parameters();  // Module::to moves data in place: same tensors
   m.batches = make_synthetic_batches(c, m.device);
+  // Phase 1's optimizer exists from the start so the monitor can inspect it from step 0.
+  m.adam = make_adam(m.params, c.phases.front().lr, c.adam_epsilon);
+  m.fan_out.sinks = &m.sinks;
+  if (c.monitor) {
+    MonitorOptions options;
+    options.expected_device = m.device.str();
+    options.event_sink = &m.fan_out;
+    options.log_alerts = c.log_alerts;
+    m.monitor = std::make_unique<Monitor>(*m.model, *m.adam, options);
+    m.monitor->set_requested_lr(c.phases.front().lr);
+  }
 
   RunHeader& h = m.header;
   h.tool_version = kToolVersion;
@@ -160,7 +215,13 @@ TwoPhaseTrainer::TwoPhaseTrainer(TrainConfig config) : impl_(std::make_unique<Im
   h.device_used = m.device.str();
   h.torch_version = TORCH_VERSION;
   h.cuda_available = torch::cuda::is_available();
-  h.cupti = {false, "unavailable: the CUPTI probe is not attached in this build of the trainer"};
+  if (m.monitor) {
+    h.cupti = m.monitor->cupti_availability();
+    h.probes = m.monitor->probe_availability();
+  } else {
+    h.cupti = {false, "unavailable: monitor off (--no-monitor)"};
+    h.probes = {{"monitor", {{"available", false}, {"reason", "unavailable: monitor off (--no-monitor)"}}}};
+  }
   h.step_timing = m.device.is_cuda()
                       ? "host steady clock around the step; ends after the loss read, which "
                         "synchronises with the device, so device work is included"
@@ -190,6 +251,7 @@ TrainResult TwoPhaseTrainer::run() {
   ReduceLrOnPlateau plateau(c.plateau);
   const auto run_start = Clock::now();
   int64_t global_step = 0;
+  int64_t alerts = 0;
   StepRecord rec;
   rec.head_losses.resize(2);
 
@@ -200,13 +262,15 @@ TrainResult TwoPhaseTrainer::run() {
             "phase " + std::to_string(phase_no) + ": " + std::to_string(phase.epochs) +
                 " epochs, loss weights " + format_weights(phase.loss_weights) + ", lr " +
                 format_lr(phase.lr),
-            {{"epochs", phase.epochs}, {"loss_weights", phase.loss_weights}, {"lr", phase.lr}}});
+            {{"phase", phase_no},
+             {"epochs", phase.epochs},
+             {"loss_weights", phase.loss_weights},
+             {"lr", phase.lr}}});
     if (pi == 0) {
       if (c.mode == TrainMode::kMutable) {
         m.loss_weights = torch::tensor(phase.loss_weights, torch::kFloat).to(m.device);
       }
       m.compile(phase.loss_weights, global_step, phase_no, "initial");
-      m.adam = make_adam(m.params, phase.lr, c.adam_epsilon);
     } else {
       m.switch_phase(pi, global_step);
     }
@@ -219,23 +283,10 @@ TrainResult TwoPhaseTrainer::run() {
     for (int epoch = 0; epoch < phase.epochs; ++epoch) {
       double epoch_loss = 0, epoch_cat = 0, epoch_bin = 0, epoch_ms = 0;
       for (int b = 0; b < c.steps_per_epoch; ++b) {
+        if (m.monitor) m.monitor->begin_step(global_step);
         const auto t0 = Clock::now();
-        m.adam->zero_grad();
-        StepLosses losses = m.step->run(m.batches[static_cast<size_t>(b)], m.params, weights_arg);
-        losses.loss.backward();
-        clip_gradients(m.params, c.clip_value);
-        m.adam->step();
         float host[3];
-        {
-          // The recorder's own host read: one copy of the three losses, marked so probes can
-          // tell it from the training's syncs.
-          RECORD_USER_SCOPE("recompdiag::recorder_read");
-          torch::NoGradGuard no_grad;
-          torch::Tensor all = torch::stack({losses.loss.detach(), losses.cat_loss.detach(),
-                                            losses.bin_loss.detach()})
-                                  .to(torch::kCPU, torch::kFloat);
-          std::memcpy(host, all.data_ptr<float>(), sizeof host);
-        }
+        m.train_step(static_cast<size_t>(b), weights_arg, host);
         const auto t1 = Clock::now();
 
         rec.step = global_step;
@@ -247,6 +298,11 @@ TrainResult TwoPhaseTrainer::run() {
         rec.head_losses[0] = host[1];
         rec.head_losses[1] = host[2];
         rec.lr = current_lr(*m.adam);
+        if (m.monitor) {
+          rec.alerts.clear();
+          m.monitor->end_step(rec);
+          alerts += static_cast<int64_t>(rec.alerts.size());
+        }
         for (RecordSink* s : m.sinks) s->on_step(rec);
 
         epoch_loss += host[0];
@@ -266,6 +322,7 @@ TrainResult TwoPhaseTrainer::run() {
       }
       if (auto new_lr = plateau.on_epoch_end(epoch_loss / n, lr)) {
         set_lr(*m.adam, *new_lr);
+        if (m.monitor) m.monitor->set_requested_lr(*new_lr);
         m.emit({EventKind::kLrChange, global_step, phase_no,
                 "ReduceLROnPlateau: epoch loss did not improve for " +
                     std::to_string(c.plateau.patience) + " epochs; lr " + format_lr(lr) + " -> " +
@@ -280,6 +337,7 @@ TrainResult TwoPhaseTrainer::run() {
   sum.steps = global_step;
   sum.elapsed_s = std::chrono::duration<double>(Clock::now() - run_start).count();
   sum.compiles = m.compiles;
+  sum.alerts = alerts;
   sum.final_loss = rec.loss;
   sum.final_head_losses = rec.head_losses;
   for (RecordSink* s : m.sinks) s->on_run_end(sum);
@@ -291,6 +349,60 @@ TrainResult TwoPhaseTrainer::run() {
                                    flat.data_ptr<float>() + flat.numel());
   }
   return result;
+}
+
+std::vector<double> TwoPhaseTrainer::time_steps(int steps, const MonitorOptions* monitor_options,
+                                                RecordSink* sink) {
+  Impl& m = *impl_;
+  TORCH_CHECK(!m.ran, "time_steps is for a trainer that does not run()");
+  const TrainConfig& c = m.config;
+  const PhaseConfig& phase = c.phases.front();
+  if (!m.step) {
+    StepSpec spec;
+    spec.rnn = c.rnn;
+    spec.hidden = c.hidden;
+    if (c.mode == TrainMode::kRecompile) {
+      spec.constant_loss_weights = phase.loss_weights;
+    } else {
+      m.loss_weights = torch::tensor(phase.loss_weights, torch::kFloat).to(m.device);
+    }
+    m.step = std::make_unique<CompiledStep>(spec);
+  }
+  // The monitor built in the constructor would observe every block; benchmarks attach their own.
+  m.monitor.reset();
+  std::unique_ptr<Monitor> monitor;
+  if (monitor_options) {
+    MonitorOptions options = *monitor_options;
+    options.expected_device = m.device.str();
+    monitor = std::make_unique<Monitor>(*m.model, *m.adam, options);
+    monitor->set_requested_lr(current_lr(*m.adam));
+    monitor->watch(m.step->unit());
+  }
+  const torch::Tensor* weights_arg = c.mode == TrainMode::kMutable ? &m.loss_weights : nullptr;
+  StepRecord rec;
+  rec.head_losses.resize(2);
+  rec.loss_weights = phase.loss_weights;
+  std::vector<double> times;
+  times.reserve(static_cast<size_t>(steps));
+  for (int i = 0; i < steps; ++i) {
+    const auto t0 = Clock::now();
+    if (monitor) monitor->begin_step(m.bench_step);
+    float host[3];
+    m.train_step(static_cast<size_t>(m.bench_step % c.steps_per_epoch), weights_arg, host);
+    rec.step = m.bench_step++;
+    rec.wall_ms = ms_between(t0, Clock::now());
+    rec.loss = host[0];
+    rec.head_losses[0] = host[1];
+    rec.head_losses[1] = host[2];
+    rec.lr = current_lr(*m.adam);
+    if (monitor) {
+      rec.alerts.clear();
+      monitor->end_step(rec);
+    }
+    if (sink) sink->on_step(rec);
+    times.push_back(ms_between(t0, Clock::now()));
+  }
+  return times;
 }
 
 }  // namespace recompdiag

@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "cli/train_flags.h"
 #include "recompdiag/core/run_io.h"
+#include "recompdiag/reports/metrics_flags.h"
 #include "recompdiag/trainer/trainer.h"
 
 namespace recompdiag::cli {
@@ -15,6 +16,7 @@ struct TrainCommand {
   TrainFlags flags;
   std::string mode = "recompile";
   std::string out;
+  MetricsOptions metrics;
 };
 
 }  // namespace
@@ -31,16 +33,21 @@ void add_train_command(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str();
   add_train_flags(*cmd, cmd_state->flags);
   cmd->add_option("--out", cmd_state->out, "Run file to write (default: recompdiag-<mode>.jsonl)");
+  add_metrics_flags(*cmd, cmd_state->metrics);
   cmd->callback([cmd_state, &ctx] {
     TrainCommand& s = *cmd_state;
     TrainConfig config = to_config(s.flags);
     config.mode = parse_train_mode(s.mode);
     // Everything is validated (and the device resolved) before the run file is created, so bad
     // input leaves no file behind.
+    validate(s.metrics);
     TwoPhaseTrainer trainer(config);
+    // Binds the metrics port (a port in use is bad input) before the run file exists.
+    std::unique_ptr<RecordSink> metrics = make_metrics_sink(s.metrics);
     const std::string out = s.out.empty() ? std::string("recompdiag-") + s.mode + ".jsonl" : s.out;
     RunFileSink file(out);
     trainer.add_sink(file);
+    if (metrics) trainer.add_sink(*metrics);
     trainer.set_progress(!s.flags.quiet);
     TrainResult result = trainer.run();
     if (!s.flags.quiet) {

@@ -15,10 +15,11 @@ int main(int argc, char** argv) {
   CommandContext ctx;
   recompdiag::cli::add_train_command(app, ctx);
   recompdiag::cli::add_compare_command(app, ctx);
+  recompdiag::cli::add_ab_command(app, ctx);
   CLI::App* bench = app.add_subcommand("bench", "Benchmarks that print figures");
   bench->require_subcommand(1);
   recompdiag::cli::add_bench_compare_command(*bench, ctx);
-  (void)bench;
+  recompdiag::cli::add_bench_overhead_command(*bench, ctx);
 
   try {
     app.parse(argc, argv);

@@ -64,6 +64,7 @@ struct TrainConfig {
   uint64_t seed = 42;
   int threads = 0;  ///< Intra-op threads; 0 keeps LibTorch's default.
   bool monitor = true;  ///< Attach the health monitor and its probes.
+  bool log_alerts = true;  ///< The monitor writes one line per alert to stderr.
 
   /// Throws InputError with one clear sentence for the first invalid value.
   void validate() const;

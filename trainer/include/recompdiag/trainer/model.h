@@ -62,7 +62,7 @@ class CompiledStep {
   StepLosses run(const Batch& batch, const std::vector<torch::Tensor>& params,
                  const torch::Tensor* loss_weights);
 
-  torch::jit::CompilationUnit& unit() { return *unit_; }
+  const std::shared_ptr<torch::jit::CompilationUnit>& unit() const { return unit_; }
   const StepSpec& spec() const { return spec_; }
 
  private:

@@ -10,6 +10,7 @@
 
 #include "recompdiag/core/record.h"
 #include "recompdiag/core/record_sink.h"
+#include "recompdiag/probes/monitor.h"
 #include "recompdiag/trainer/config.h"
 
 namespace recompdiag {
@@ -46,6 +47,13 @@ class TwoPhaseTrainer {
 
   /// Trains all phases. Can be called once.
   TrainResult run();
+
+  /// For benchmarks, instead of run(): `steps` more phase-1 steps, with a monitor built from
+  /// `monitor` attached for these steps only (its observer is removed again on return) or none
+  /// when null, each step's record fed to `sink` when given. Returns each step's time in ms,
+  /// monitor and sink work included. Blocks can be interleaved to compare setups in one process.
+  std::vector<double> time_steps(int steps, const MonitorOptions* monitor,
+                                 RecordSink* sink = nullptr);
 
  private:
   struct Impl;

@@ -1,0 +1,111 @@
+// `recompdiag bench overhead`: what the monitor (and the metrics exporter) cost a training step.
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <map>
+
+#include "cli/commands.h"
+#include "cli/train_flags.h"
+#include "recompdiag/core/error.h"
+#include "recompdiag/core/statistics.h"
+#include "recompdiag/reports/prometheus_exporter.h"
+#include "recompdiag/trainer/trainer.h"
+
+namespace recompdiag::cli {
+
+namespace {
+
+struct BenchOverhead {
+  TrainFlags flags;
+  std::string mode = "mutable";
+  int rounds = 30;
+  int block_steps = 20;
+  int warmup_steps = 60;
+  int sample_every = 10;
+};
+
+}  // namespace
+
+void add_bench_overhead_command(CLI::App& bench, CommandContext& ctx) {
+  auto state = std::make_shared<BenchOverhead>();
+  CLI::App* cmd = bench.add_subcommand(
+      "overhead",
+      "Median step time with the monitor off, with all CPU probes on, and with the Prometheus "
+      "exporter added, in interleaved blocks of steady-state steps in one process");
+  add_train_flags(*cmd, state->flags);
+  cmd->add_option("--mode", state->mode, "Trainer mode")->capture_default_str();
+  cmd->add_option("--rounds", state->rounds, "Rounds; each runs one block of every arm")->capture_default_str();
+  cmd->add_option("--block-steps", state->block_steps, "Steps per block")->capture_default_str();
+  cmd->add_option("--sample-every", state->sample_every,
+                  "Dispatcher sampling of the sampled arm: observe every Nth step")
+      ->capture_default_str();
+  cmd->add_option("--warmup", state->warmup_steps, "Steps before measuring (compile, profiling runs)")
+      ->capture_default_str();
+  cmd->callback([state, &ctx] {
+    BenchOverhead& s = *state;
+    if (s.rounds < 1 || s.block_steps < 3 || s.warmup_steps < 0 || s.sample_every < 1) {
+      throw InputError("--rounds must be >= 1, --block-steps >= 3, --warmup >= 0, --sample-every >= 1");
+    }
+    TrainConfig config = to_config(s.flags);
+    config.mode = parse_train_mode(s.mode);
+    config.monitor = false;  // each arm attaches what it measures
+    TwoPhaseTrainer trainer(config);
+
+    std::unique_ptr<RecordSink> exporter;
+    if (prometheus_available()) {
+      MetricsOptions metrics;
+      metrics.listen_addr = "127.0.0.1:0";
+      exporter = make_metrics_sink(metrics);
+      exporter->on_run_start(trainer.header());
+    }
+    MonitorOptions full;
+    full.log_alerts = false;
+    MonitorOptions sampled = full;
+    sampled.dispatcher_sample_every = s.sample_every;
+    struct Arm {
+      std::string name;
+      const MonitorOptions* monitor;
+      RecordSink* sink;
+      std::vector<double> times;
+    };
+    std::vector<Arm> arms = {
+        {"monitor off", nullptr, nullptr, {}},
+        {"all CPU probes", &full, nullptr, {}},
+        {"probes, dispatcher 1/" + std::to_string(s.sample_every), &sampled, nullptr, {}}};
+    if (exporter) arms.push_back({"probes + exporter", &full, exporter.get(), {}});
+
+    trainer.time_steps(s.warmup_steps, nullptr);
+    for (Arm& arm : arms) trainer.time_steps(s.block_steps, arm.monitor, arm.sink);  // warm each arm
+    for (int r = 0; r < s.rounds; ++r) {
+      // Alternate the order every round so slow drift (thermal, other load) hits all arms alike.
+      for (size_t k = 0; k < arms.size(); ++k) {
+        Arm& arm = arms[r % 2 == 0 ? k : arms.size() - 1 - k];
+        std::vector<double> t = trainer.time_steps(s.block_steps, arm.monitor, arm.sink);
+        // A new monitor's first steps fill its first-seen tables: not steady state.
+        arm.times.insert(arm.times.end(), t.begin() + 2, t.end());
+      }
+    }
+    const double base = stats::median(arms[0].times);
+    std::printf("recompdiag bench overhead: %s mode, %d rounds x %d steps per arm, device %s, "
+                "batch %d, seq %d, hidden %d\n",
+                s.mode.c_str(), s.rounds, s.block_steps, trainer.header().device_used.c_str(),
+                config.batch_size, config.seq_len, config.hidden);
+    std::printf("%-28s %12s %12s %10s\n", "arm", "median ms", "p95 ms", "ratio");
+    for (const Arm& arm : arms) {
+      const double med = stats::median(arm.times);
+      std::printf("%-28s %12.3f %12.3f %10.4f\n", arm.name.c_str(), med, stats::quantile(arm.times, 0.95),
+                  med / base);
+    }
+    if (exporter) {
+      const double probes = stats::median(arms[1].times);
+      std::printf("exporter on vs off (probes on in both): %+.2f%% of step time\n",
+                  100.0 * (stats::median(arms.back().times) - probes) / probes);
+    } else {
+      std::printf("exporter: not built (prometheus-cpp not found at configure time)\n");
+    }
+    ctx.exit_code = 0;
+  });
+}
+
+}  // namespace recompdiag::cli
