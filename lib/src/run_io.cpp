@@ -1,6 +1,7 @@
 #include "recompdiag/core/run_io.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -546,6 +547,12 @@ RunFile read_run_file(const std::string& path) {
   int64_t line_no = 0;
   RunFileBuilder builder(out);
   bool eof = false;
+  // After the first chunk, reserve the steps the whole file will hold (estimated from the bytes
+  // per step so far): a million-step run otherwise pays repeated reallocation of every record.
+  struct stat st {};
+  const double file_bytes = ::fstat(fd, &st) == 0 ? static_cast<double>(st.st_size) : 0.0;
+  double consumed = 0.0;
+  bool reserved = false;
   try {
     while (!eof) {
       if (have == buf.size() - simdjson::SIMDJSON_PADDING) {  // one line longer than the buffer
@@ -574,6 +581,12 @@ RunFile read_run_file(const std::string& path) {
       }
       std::memmove(buf.data(), buf.data() + pos, have - pos);
       have -= pos;
+      consumed += static_cast<double>(pos);
+      if (!reserved && consumed > 0.0 && out.steps.size() >= 64) {
+        reserved = true;
+        const double estimate = static_cast<double>(out.steps.size()) * file_bytes / consumed;
+        out.steps.reserve(static_cast<size_t>(estimate * 1.02) + 16);
+      }
     }
   } catch (...) {
     ::close(fd);
