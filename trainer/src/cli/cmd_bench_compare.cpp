@@ -10,6 +10,7 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include "cli/commands.h"
 #include "recompdiag/core/compare.h"
@@ -38,6 +39,15 @@ double peak_rss_mb() {
   struct rusage usage {};
   ::getrusage(RUSAGE_SELF, &usage);
   return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+// User plus system CPU seconds of this process so far: unlike wall time, barely moved by other
+// processes competing for the cores.
+double cpu_seconds() {
+  struct rusage usage {};
+  ::getrusage(RUSAGE_SELF, &usage);
+  auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return sec(usage.ru_utime) + sec(usage.ru_stime);
 }
 
 std::string fixed(double v, int digits) {
@@ -79,6 +89,9 @@ void run_bench(const BenchCompareCommand& s) {
   const double rss_before_mb = peak_rss_mb();
 
   // What `recompdiag compare` does: read both (two threads), compare, render.
+  double load[1] = {0.0};
+  const bool have_load = ::getloadavg(load, 1) == 1;
+  const double cpu0 = cpu_seconds();
   t0 = std::chrono::steady_clock::now();
   auto read_b = std::async(std::launch::async, [&] { return read_run_file(path_b); });
   RunFile a = read_run_file(path_a);
@@ -101,6 +114,7 @@ void run_bench(const BenchCompareCommand& s) {
     render_bytes[i] = out.str().size();
   }
   const double total_s = read_s + compare_s + render_s[0] + render_s[1] + render_s[2];
+  const double cpu_s = cpu_seconds() - cpu0;
   const double peak_mb = peak_rss_mb();
   const auto total_steps = static_cast<double>(a.steps.size() + b.steps.size());
 
@@ -116,6 +130,9 @@ void run_bench(const BenchCompareCommand& s) {
             << "  total read + compare + render:          " << fixed(total_s, 3) << " s (target < "
             << fixed(kTargetSeconds, 0) << " s: " << (total_s < kTargetSeconds ? "met" : "MISSED")
             << ")\n"
+            << "  CPU time of the timed part (user+sys):  " << fixed(cpu_s, 3) << " s on "
+            << std::thread::hardware_concurrency() << " cores; load average before: "
+            << (have_load ? fixed(load[0], 2) : std::string("n/a")) << "\n"
             << "  peak RSS: " << fixed(peak_mb, 0) << " MB (" << fixed(rss_before_mb, 0)
             << " MB before reading; " << fixed((peak_mb - rss_before_mb) * 1e6 / total_steps, 0)
             << " bytes per step)\n"
