@@ -266,3 +266,21 @@ TEST_CASE(
   CHECK(named);
   for (const auto& s : c.b.slow_stretches) CHECK(s.first_step < 150);
 }
+
+TEST_CASE("a steady state that drifts while the run goes draws a warning") {
+  RunFile a = read_run_file(fixture("compare_baseline.jsonl"));
+  RunFile b = read_run_file(fixture("compare_rerun.jsonl"));
+  CHECK(compare_runs(a, b).warnings.size() == 1);  // only the seed difference
+  // The machine gets busy halfway through B's phase 1.
+  for (auto& s : b.steps) {
+    if (s.phase == 1 && s.step >= 55) s.wall_ms *= 1.3;
+  }
+  Comparison c = compare_runs(a, b);
+  bool warned = false;
+  for (const auto& w : c.warnings) {
+    warned |= contains(w, "compare_rerun.jsonl: phase 1's steady step time drifted +3");
+  }
+  CHECK(warned);
+  CHECK(c.b.phases[0].drift_ratio == doctest::Approx(1.3).epsilon(0.05));
+  CHECK(c.a.phases[0].drift_ratio == doctest::Approx(1.0).epsilon(0.05));
+}

@@ -418,6 +418,13 @@ RunAnalysis analyze_run(const RunFile& run, const AnalysisOptions& o) {
     pa.warmup_steps = detect_warmup(ms, o, &threshold);
     pa.all = summarize(ms);
     std::vector<double> steady(ms.begin() + pa.warmup_steps, ms.end());
+    if (steady.size() >= 8) {
+      const auto half = static_cast<std::ptrdiff_t>(steady.size() / 2);
+      const double first =
+          stats::median(std::vector<double>(steady.begin(), steady.begin() + half));
+      const double second = stats::median(std::vector<double>(steady.begin() + half, steady.end()));
+      if (first > 0) pa.drift_ratio = second / first;
+    }
     std::sort(steady.begin(), steady.end());
     pa.steady = summarize_sorted(steady);
     pa.steady_sorted_ms = std::move(steady);

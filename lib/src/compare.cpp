@@ -1,5 +1,6 @@
 #include "recompdiag/core/compare.h"
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <future>
@@ -152,6 +153,17 @@ Comparison compare_runs(const RunFile& a, const RunFile& b, const CompareOptions
           "; cannot compare");
     }
     PhaseComparison pc = compare_phase(c.a.phases[*ia], c.b.phases[*ib], options);
+    for (const auto* r : {&c.a, &c.b}) {
+      const PhaseAnalysis& pa = r->phases[*(r == &c.a ? ia : ib)];
+      if (std::abs(pa.drift_ratio - 1.0) > options.drift_warning) {
+        char buf[48];
+        std::snprintf(buf, sizeof buf, "%+.0f%%", (pa.drift_ratio - 1.0) * 100.0);
+        c.warnings.push_back(r->path + ": phase " + std::to_string(phase) +
+                             "'s steady step time drifted " + buf +
+                             " from its first half to its second (a busy machine?); the verdict "
+                             "may reflect the conditions, not the code");
+      }
+    }
     if (pc.n_a < options.min_samples || pc.n_b < options.min_samples) {
       c.warnings.push_back("phase " + std::to_string(phase) + ": only " + std::to_string(pc.n_a) +
                            " and " + std::to_string(pc.n_b) + " steady steps (fewer than " +

@@ -101,6 +101,9 @@ struct PhaseAnalysis {
   ProbeCounts steady_counts;    ///< Warm-up excluded: the baseline rate of each signal.
   double final_loss = 0.0;      ///< Loss of the phase's last step.
   std::vector<double> final_head_losses;
+  /// Median of the second half of the steady state over the first half's: far from 1, the
+  /// steady state drifted (a busy machine, thermal throttling), and a comparison is suspect.
+  double drift_ratio = 1.0;
   /// Steady-state step times, sorted ascending; what compare_runs() tests. Not for display.
   std::vector<double> steady_sorted_ms;
 };

@@ -22,6 +22,9 @@ struct CompareOptions {
   double alpha = 0.05;
   /// Fewer steady steps than this in a phase of either run draws a warning.
   int64_t min_samples = stats::kMannWhitneyMinSamples;
+  /// A steady state whose second half's median differs from its first half's by more than this
+  /// fraction draws a warning: the runs' conditions changed while they ran.
+  double drift_warning = 0.10;
   stats::BootstrapOptions bootstrap;
   AnalysisOptions analysis;
 };
