@@ -97,6 +97,8 @@ TEST_CASE("the JSON report carries every figure, the schema, the tool version an
   CHECK(j["b"]["header"]["seed"] == 3);
   CHECK(j["a"]["header"]["config"]["phase_steps"] == nlohmann::json({100, 100}));
   CHECK(j["a"]["phases"][1]["warmup_steps"] == p.c.a.phases[1].warmup_steps);
+  CHECK(j["b"]["phases"][1]["drift_ratio"].get<double>() ==
+        doctest::Approx(p.c.b.phases[1].drift_ratio));
   CHECK(j["a"]["phases"][1]["steady"]["p95_ms"].get<double>() ==
         doctest::Approx(p.c.a.phases[1].steady.p95_ms));
   CHECK(j["a"]["switches"][0]["extra_s"].get<double>() ==

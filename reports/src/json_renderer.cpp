@@ -86,6 +86,7 @@ json run_json(const RunAnalysis& r) {
                       {"steady", times_json(p.steady)},
                       {"counts", counts_json(p.counts)},
                       {"steady_counts", counts_json(p.steady_counts)},
+                      {"drift_ratio", num(p.drift_ratio)},
                       {"final_loss", num(p.final_loss)},
                       {"final_head_losses", nums(p.final_head_losses)}});
   }
@@ -212,6 +213,7 @@ json report_json(const Comparison& c) {
           {"summary", c.summary},
           {"options",
            {{"threshold", c.options.threshold},
+            {"drift_warning", c.options.drift_warning},
             {"alpha", c.options.alpha},
             {"min_samples", c.options.min_samples},
             {"bootstrap_resamples", c.options.bootstrap.resamples},
