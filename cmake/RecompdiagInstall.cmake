@@ -1,10 +1,12 @@
 # Install and export rules: `find_package(recompdiag CONFIG)` gives recompdiag::core,
-# recompdiag::probes and recompdiag::monitor (what a trainer links). Included once, after the
-# exported targets exist (from probes/CMakeLists.txt today).
+# recompdiag::probes, recompdiag::monitor (what a trainer links), recompdiag::reports and
+# recompdiag::prometheus; the `recompdiag` tool and the Grafana dashboard are installed beside
+# them. Included once from the top-level CMakeLists.txt, after every target exists.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(TARGETS recompdiag_core recompdiag_probes recompdiag_monitor
+install(TARGETS recompdiag_core recompdiag_probes recompdiag_monitor recompdiag_reports
+                recompdiag_prometheus
   EXPORT recompdiagTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -12,7 +14,11 @@ install(TARGETS recompdiag_core recompdiag_probes recompdiag_monitor
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/lib/include/recompdiag
                   ${PROJECT_SOURCE_DIR}/probes/include/recompdiag
+                  ${PROJECT_SOURCE_DIR}/reports/include/recompdiag
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
+install(TARGETS recompdiag RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/reports/grafana/recompdiag.json
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/recompdiag/grafana)
 install(FILES ${PROJECT_BINARY_DIR}/lib/generated/recompdiag/core/version.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/recompdiag/core)
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "recompdiag/core/compare.h"
 #include "recompdiag/core/run_io.h"
 #include "test_util.h"
 
@@ -118,4 +119,46 @@ TEST_CASE("a run killed with SIGKILL mid-phase keeps every completed step") {
   CHECK(f.steps.size() == static_cast<size_t>(step_lines));
   CHECK_FALSE(f.summary.has_value());
   for (size_t i = 0; i < f.steps.size(); ++i) CHECK(f.steps[i].step == static_cast<int64_t>(i));
+}
+
+TEST_CASE("ab on a small config: both runs, the reports, and the switch attributed to the JIT") {
+  test::TempDir dir;
+  const std::string out = dir.file("ab");
+  Outcome o = run_cli(std::string("ab --epochs 6,3 --steps-per-epoch 6 --batch-size 4 --seq-len 6 ") +
+                      "--hidden 8 --threads 1 --quiet --out-dir " + out);
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.output.find("| Phase |") != std::string::npos);  // the Markdown summary is printed
+  for (const char* f : {"recompile.jsonl", "mutable.jsonl", "report.md", "report.html", "report.json"}) {
+    CAPTURE(f);
+    CHECK(std::filesystem::file_size(out + "/" + f) > 0);
+  }
+  RunFile a = read_run_file(out + "/recompile.jsonl");
+  RunFile b = read_run_file(out + "/mutable.jsonl");
+  CHECK(a.header.mode == "recompile");
+  CHECK(b.header.mode == "mutable");
+  CHECK(a.header.seed == b.header.seed);
+  CHECK(a.steps.size() == 54);
+  CHECK(b.steps.size() == 54);
+
+  Comparison c = compare_runs(a, b);
+  REQUIRE(c.switches.size() == 1);
+  const SwitchComparison& sw = c.switches[0];
+  // The recompile run's switch cost includes the time its second compile took; the mutable run
+  // compiles nothing at the switch. (Which run's slow steps cost more is timing, not asserted.)
+  CHECK(sw.compile_s_a > 0);
+  CHECK(sw.compile_s_b == 0);
+  CHECK(sw.tax_s_a >= sw.compile_s_a);
+  // The window around the switch: the recompile run shows the compile, the mutable run none.
+  REQUIRE(c.a.switches.size() == 1);
+  REQUIRE(c.b.switches.size() == 1);
+  CHECK(c.a.switches[0].around.compile_events >= 1);
+  CHECK(c.b.switches[0].around.compile_events == 0);
+  // Every slow stretch that covers the switch in the recompile run names the compile and why.
+  for (const auto& stretch : c.a.slow_stretches) {
+    if (stretch.first_step <= 36 && 36 <= stretch.last_step) {
+      CAPTURE(stretch.sentence);
+      CHECK(stretch.sentence.find("JIT compile (reason: phase 2: loss weights [0.7,0.3] -> [0.99,0.01]") !=
+            std::string::npos);
+    }
+  }
 }
