@@ -444,3 +444,31 @@ TEST_CASE("GPU: CUPTI and dispatcher probes see kernels, copies and syncs on CUD
     CHECK(c2.dropped == 0);
   }
 }
+
+TEST_CASE("monitor: sampled dispatcher still observes the start and every step after an event") {
+  torch::nn::Linear model(4, 2);
+  torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
+  MonitorOptions options;
+  options.log_alerts = false;
+  options.dispatcher_sample_every = 5;
+  options.dispatcher_full_steps_after_event = 3;
+  Monitor monitor(*model, adam, options);
+  std::vector<int64_t> observed;
+  for (int64_t step = 0; step < 14; ++step) {
+    if (step == 7) monitor.note_event(EventKind::kCompile, "recompiled");
+    StepRecord record;
+    monitor.begin_step(step);
+    model->forward(torch::ones({1, 4})).sum().backward();
+    adam.step();
+    monitor.end_step(record);
+    REQUIRE(record.dispatch);
+    if (record.dispatch->sampled) {
+      CHECK(record.dispatch->ops > 0);
+      observed.push_back(step);
+    } else {
+      CHECK(record.dispatch->ops == 0);
+    }
+  }
+  // Steps 0-2: the start; 5 and 10: the sampling; 7-9: after the compile.
+  CHECK(observed == std::vector<int64_t>{0, 1, 2, 5, 7, 8, 9, 10});
+}

@@ -252,7 +252,7 @@ DispatcherProbe::~DispatcherProbe() {
   g_state.store(nullptr, std::memory_order_release);
 }
 
-void DispatcherProbe::begin_step(int64_t step) {
+void DispatcherProbe::begin_step(int64_t step, bool force_sample) {
   if (!availability_.available) return;
   State& s = *state_;
   for (auto* c : {&s.ops, &s.ops_cpu, &s.ops_cuda, &s.host_ops, &s.copies_h2d, &s.copies_d2h,
@@ -261,7 +261,7 @@ void DispatcherProbe::begin_step(int64_t step) {
     c->store(0, std::memory_order_relaxed);
   }
   in_step_ = true;
-  sampled_ = step % options_.sample_every == 0;
+  sampled_ = force_sample || step % options_.sample_every == 0;
   if (sampled_) at::reenableCallback(handle_);
 }
 

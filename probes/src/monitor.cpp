@@ -1,5 +1,7 @@
 #include "recompdiag/probes/monitor.h"
 
+#include <algorithm>
+
 #include <torch/nn/module.h>
 #include <torch/optim/optimizer.h>
 
@@ -76,6 +78,10 @@ void Monitor::emit(EventRecord event) {
 }
 
 void Monitor::note_event(EventKind kind, std::string reason, nlohmann::json detail) {
+  if (kind == EventKind::kCompile || kind == EventKind::kPhaseStart ||
+      kind == EventKind::kOptimizerRebuild) {
+    observe_all_until_ = step_ + options_.dispatcher_full_steps_after_event;
+  }
   if (kind == EventKind::kPhaseStart) {
     const auto it = detail.find("phase");
     phase_ = it != detail.end() && it->is_number_integer() ? it->get<int>() : phase_ + 1;
@@ -102,12 +108,16 @@ void Monitor::note_event(EventKind kind, std::string reason, nlohmann::json deta
 
 void Monitor::begin_step(int64_t step) {
   if (step >= 0) step_ = step;
+  if (!seen_step_) {  // the monitor's first step starts a fully observed stretch too
+    seen_step_ = true;
+    observe_all_until_ = std::max(observe_all_until_, step_ + options_.dispatcher_full_steps_after_event);
+  }
   in_step_ = true;
   if (options_.nvtx) probes::nvtx_push("recompdiag:step");
   if (jit_) jit_->begin_step();
   if (cupti_) cupti_->begin_step();
   // Last, so that the probes' own setup is not counted as the step's ops.
-  if (dispatcher_) dispatcher_->begin_step(step_);
+  if (dispatcher_) dispatcher_->begin_step(step_, step_ < observe_all_until_);
   step_start_ = std::chrono::steady_clock::now();
 }
 

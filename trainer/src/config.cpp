@@ -87,6 +87,7 @@ void TrainConfig::validate() const {
   if (num_classes < 2) throw InputError("--classes must be at least 2, got " + std::to_string(num_classes));
   if (rnn != "gru" && rnn != "lstm") throw InputError("--rnn: unknown cell '" + rnn + "' (expected gru or lstm)");
   if (!(clip_value > 0)) throw InputError("--clip-value must be > 0");
+  if (dispatch_sample_every < 1) throw InputError("--dispatch-sample-every must be >= 1, got " + std::to_string(dispatch_sample_every));
   if (threads < 0) throw InputError("--threads must be >= 0, got " + std::to_string(threads));
   if (!(plateau.factor > 0 && plateau.factor < 1)) throw InputError("--plateau-factor must be in (0, 1)");
   if (plateau.patience < 0 || plateau.cooldown < 0) throw InputError("--plateau-patience and --plateau-cooldown must be >= 0");
@@ -125,7 +126,8 @@ nlohmann::json TrainConfig::to_json() const {
           {"device", device},
           {"seed", seed},
           {"threads", threads},
-          {"monitor", monitor}};
+          {"monitor", monitor},
+          {"dispatch_sample_every", dispatch_sample_every}};
 }
 
 int64_t TrainConfig::total_steps() const {

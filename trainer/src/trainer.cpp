@@ -203,6 +203,7 @@ TwoPhaseTrainer::TwoPhaseTrainer(TrainConfig config) : impl_(std::make_unique<Im
     options.expected_device = m.device.str();
     options.event_sink = &m.fan_out;
     options.log_alerts = c.log_alerts;
+    options.dispatcher_sample_every = c.dispatch_sample_every;
     m.monitor = std::make_unique<Monitor>(*m.model, *m.adam, options);
     m.monitor->set_requested_lr(c.phases.front().lr);
   }

@@ -61,8 +61,9 @@ void add_bench_overhead_command(CLI::App& bench, CommandContext& ctx) {
     }
     MonitorOptions full;
     full.log_alerts = false;
+    full.dispatcher_full_steps_after_event = 0;  // every step anyway
     MonitorOptions sampled = full;
-    sampled.dispatcher_sample_every = s.sample_every;
+    sampled.dispatcher_sample_every = s.sample_every;  // steady state: no event windows
     struct Arm {
       std::string name;
       const MonitorOptions* monitor;

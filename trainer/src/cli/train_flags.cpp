@@ -42,6 +42,10 @@ void add_train_flags(CLI::App& cmd, TrainFlags& f) {
       ->capture_default_str();
   cmd.add_option("--seed", c.seed, "Seed for data and initial weights")->capture_default_str();
   cmd.add_option("--threads", c.threads, "Intra-op threads (0: LibTorch's default)")->capture_default_str();
+  cmd.add_option("--dispatch-sample-every", c.dispatch_sample_every,
+                 "Dispatcher probe: observe every Nth step in steady state (every step for 20 "
+                 "steps at the start and after each compile or phase switch); 1 = every step")
+      ->capture_default_str();
   cmd.add_flag("--quiet", f.quiet, "No progress lines");
   cmd.add_flag("--no-monitor", f.no_monitor, "Run without the health monitor and its probes (the baseline to time)");
 }

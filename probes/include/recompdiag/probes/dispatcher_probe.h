@@ -60,7 +60,7 @@ class DispatcherProbe {
   bool available() const { return availability_.available; }
 
   /// Starts counting a step (resets the counters). `step` decides sampling.
-  void begin_step(int64_t step);
+  void begin_step(int64_t step, bool force_sample = false);
   /// Stops counting and returns the step's counters. Without a matching
   /// begin_step, zeros.
   DispatchStats end_step();

@@ -71,6 +71,9 @@ struct MonitorOptions {
   /// Observe ops every Nth step only (1: every step). Unsampled steps cost
   /// nothing.
   int64_t dispatcher_sample_every = 1;
+  /// With sampling, every step is still observed for this many steps at the start and after
+  /// each compile, phase start or optimizer rebuild: where cache misses and host ops appear.
+  int64_t dispatcher_full_steps_after_event = 20;
   /// Hash first-seen op signatures (the dispatcher cache-miss count).
   bool op_signatures = true;
   probes::CuptiOptions cupti_options;
@@ -181,6 +184,8 @@ class Monitor {
   int64_t events_dropped_ = 0;
   std::vector<Alert> last_alerts_;
   int64_t step_ = 0;
+  int64_t observe_all_until_ = 0;  // dispatcher: every step before this one is observed
+  bool seen_step_ = false;
   int phase_ = 1;
   bool in_step_ = false;
   bool phase_range_open_ = false;

@@ -65,6 +65,9 @@ struct TrainConfig {
   int threads = 0;  ///< Intra-op threads; 0 keeps LibTorch's default.
   bool monitor = true;  ///< Attach the health monitor and its probes.
   bool log_alerts = true;  ///< The monitor writes one line per alert to stderr.
+  /// The dispatcher probe observes every Nth step in steady state (and every step for a while
+  /// at the start and after each compile or phase switch); 1 observes every step.
+  int dispatch_sample_every = 10;
 
   /// Throws InputError with one clear sentence for the first invalid value.
   void validate() const;
