@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <functional>
 
 #include <torch/version.h>
 
@@ -73,6 +74,7 @@ struct TwoPhaseTrainer::Impl {
   std::vector<RecordSink*> sinks;
   bool progress = false;
   bool ran = false;
+  std::function<void()> epoch_barrier;
 
   SeqModel model{nullptr};
   std::vector<torch::Tensor> params;
@@ -239,6 +241,10 @@ void TwoPhaseTrainer::add_sink(RecordSink& sink) { impl_->sinks.push_back(&sink)
 
 void TwoPhaseTrainer::set_progress(bool on) { impl_->progress = on && ::isatty(STDOUT_FILENO); }
 
+void TwoPhaseTrainer::set_epoch_barrier(std::function<void()> barrier) {
+  impl_->epoch_barrier = std::move(barrier);
+}
+
 const RunHeader& TwoPhaseTrainer::header() const { return impl_->header; }
 
 TrainResult TwoPhaseTrainer::run() {
@@ -253,12 +259,20 @@ TrainResult TwoPhaseTrainer::run() {
   const auto run_start = Clock::now();
   int64_t global_step = 0;
   int64_t alerts = 0;
+  Clock::duration barrier_wait{0};  // time spent at epoch barriers, not training
+  auto wait_turn = [&] {
+    if (!m.epoch_barrier) return;
+    const auto wait_start = Clock::now();
+    m.epoch_barrier();
+    barrier_wait += Clock::now() - wait_start;
+  };
   StepRecord rec;
   rec.head_losses.resize(2);
 
   for (size_t pi = 0; pi < c.phases.size(); ++pi) {
     const PhaseConfig& phase = c.phases[pi];
     const int phase_no = static_cast<int>(pi + 1);
+    wait_turn();  // a phase's setup (the switch: compile, rebuild) belongs to its first epoch
     m.emit({EventKind::kPhaseStart, global_step, phase_no,
             "phase " + std::to_string(phase_no) + ": " + std::to_string(phase.epochs) +
                 " epochs, loss weights " + format_weights(phase.loss_weights) + ", lr " +
@@ -282,6 +296,7 @@ TrainResult TwoPhaseTrainer::run() {
     int64_t step_in_phase = 0;
 
     for (int epoch = 0; epoch < phase.epochs; ++epoch) {
+      if (epoch > 0) wait_turn();
       double epoch_loss = 0, epoch_cat = 0, epoch_bin = 0, epoch_ms = 0;
       for (int b = 0; b < c.steps_per_epoch; ++b) {
         if (m.monitor) m.monitor->begin_step(global_step);
@@ -316,8 +331,8 @@ TrainResult TwoPhaseTrainer::run() {
       const double n = c.steps_per_epoch;
       const double lr = current_lr(*m.adam);
       if (m.progress) {
-        std::printf("phase %d epoch %d/%d - step %lld - loss %.4f - cat %.4f - bin %.4f - lr %g - %.2f ms/step\n",
-                    phase_no, epoch + 1, phase.epochs, static_cast<long long>(global_step),
+        std::printf("%s: phase %d epoch %d/%d - step %lld - loss %.4f - cat %.4f - bin %.4f - lr %g - %.2f ms/step\n",
+                    to_string(c.mode), phase_no, epoch + 1, phase.epochs, static_cast<long long>(global_step),
                     epoch_loss / n, epoch_cat / n, epoch_bin / n, lr, epoch_ms / n);
         std::fflush(stdout);
       }
@@ -336,7 +351,7 @@ TrainResult TwoPhaseTrainer::run() {
 
   RunSummary& sum = result.summary;
   sum.steps = global_step;
-  sum.elapsed_s = std::chrono::duration<double>(Clock::now() - run_start).count();
+  sum.elapsed_s = std::chrono::duration<double>(Clock::now() - run_start - barrier_wait).count();
   sum.compiles = m.compiles;
   sum.alerts = alerts;
   sum.final_loss = rec.loss;

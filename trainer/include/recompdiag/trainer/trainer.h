@@ -4,6 +4,7 @@
 /// `mutable` mode. Torch-free interface (pimpl), so the CLI and tests that only run it stay light.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +42,10 @@ class TwoPhaseTrainer {
   void add_sink(RecordSink& sink);
   /// Prints a Keras-like progress line per epoch to stdout (when it is a terminal).
   void set_progress(bool on);
+  /// Called before every epoch (before a phase's setup for its first epoch), outside step timing; the time spent in it is left out of the
+  /// summary's elapsed time. `recompdiag ab` uses it to make two runs take turns epoch by epoch,
+  /// so that a machine getting faster or slower affects both alike.
+  void set_epoch_barrier(std::function<void()> barrier);
 
   /// The header the run will write: mode, devices, versions, config, probe availability.
   const RunHeader& header() const;
