@@ -35,13 +35,15 @@ Outcome run_cli(const std::string& args) {
   return o;
 }
 
-const char* kSmall = " --epochs 2,1 --steps-per-epoch 3 --batch-size 4 --seq-len 6 --hidden 8 --quiet";
+const char* kSmall =
+    " --epochs 2,1 --steps-per-epoch 3 --batch-size 4 --seq-len 6 --hidden 8 --quiet";
 
 }  // namespace
 
 TEST_CASE("train writes a complete run file and exits 0") {
   test::TempDir dir;
-  Outcome o = run_cli(std::string("train --mode mutable") + kSmall + " --out " + dir.file("m.jsonl"));
+  Outcome o =
+      run_cli(std::string("train --mode mutable") + kSmall + " --out " + dir.file("m.jsonl"));
   CHECK(o.exit_code == 0);
   RunFile f = read_run_file(dir.file("m.jsonl"));
   CHECK(f.steps.size() == 9);
@@ -95,9 +97,9 @@ TEST_CASE("a run killed with SIGKILL mid-phase keeps every completed step") {
   pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
-    ::execl(RECOMPDIAG_BIN, RECOMPDIAG_BIN, "train", "--epochs", "200,100", "--steps-per-epoch", "10",
-            "--batch-size", "4", "--seq-len", "6", "--hidden", "8", "--quiet", "--threads", "1",
-            "--out", out.c_str(), static_cast<char*>(nullptr));
+    ::execl(RECOMPDIAG_BIN, RECOMPDIAG_BIN, "train", "--epochs", "200,100", "--steps-per-epoch",
+            "10", "--batch-size", "4", "--seq-len", "6", "--hidden", "8", "--quiet", "--threads",
+            "1", "--out", out.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
   // Wait until some steps are on disk, then kill without warning.
@@ -113,7 +115,8 @@ TEST_CASE("a run killed with SIGKILL mid-phase keeps every completed step") {
   REQUIRE(WIFSIGNALED(status));
   std::string text = test::read_text(out);
   int64_t step_lines = 0;
-  for (size_t pos = 0; (pos = text.find("\"type\":\"step\"", pos)) != std::string::npos; ++pos) ++step_lines;
+  for (size_t pos = 0; (pos = text.find("\"type\":\"step\"", pos)) != std::string::npos; ++pos)
+    ++step_lines;
   RunFile f = read_run_file(out);
   CHECK(step_lines >= 30);
   CHECK(f.steps.size() == static_cast<size_t>(step_lines));
@@ -124,11 +127,13 @@ TEST_CASE("a run killed with SIGKILL mid-phase keeps every completed step") {
 TEST_CASE("ab on a small config: both runs, the reports, and the switch attributed to the JIT") {
   test::TempDir dir;
   const std::string out = dir.file("ab");
-  Outcome o = run_cli(std::string("ab --epochs 6,3 --steps-per-epoch 6 --batch-size 4 --seq-len 6 ") +
-                      "--hidden 8 --threads 1 --quiet --out-dir " + out);
+  Outcome o =
+      run_cli(std::string("ab --epochs 6,3 --steps-per-epoch 6 --batch-size 4 --seq-len 6 ") +
+              "--hidden 8 --threads 1 --quiet --out-dir " + out);
   REQUIRE(o.exit_code == 0);
   CHECK(o.output.find("| Phase |") != std::string::npos);  // the Markdown summary is printed
-  for (const char* f : {"recompile.jsonl", "mutable.jsonl", "report.md", "report.html", "report.json"}) {
+  for (const char* f :
+       {"recompile.jsonl", "mutable.jsonl", "report.md", "report.html", "report.json"}) {
     CAPTURE(f);
     CHECK(std::filesystem::file_size(out + "/" + f) > 0);
   }
@@ -157,7 +162,8 @@ TEST_CASE("ab on a small config: both runs, the reports, and the switch attribut
   for (const auto& stretch : c.a.slow_stretches) {
     if (stretch.first_step <= 36 && 36 <= stretch.last_step) {
       CAPTURE(stretch.sentence);
-      CHECK(stretch.sentence.find("JIT compile (reason: phase 2: loss weights [0.7,0.3] -> [0.99,0.01]") !=
+      CHECK(stretch.sentence.find(
+                "JIT compile (reason: phase 2: loss weights [0.7,0.3] -> [0.99,0.01]") !=
             std::string::npos);
     }
   }

@@ -1,10 +1,11 @@
+#include "recompdiag/core/run_io.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <string>
 
 #include "recompdiag/core/error.h"
-#include "recompdiag/core/run_io.h"
 #include "test_util.h"
 
 using namespace recompdiag;
@@ -110,7 +111,8 @@ TEST_CASE("the writer produces a file the reader loads whole") {
 
 TEST_CASE("blank lines, unknown fields and a truncated last line are tolerated and reported") {
   std::string text = to_json_line(sample_header()) + "\n\n" +
-                     R"({"type":"step","step":0,"wall_ms":1,"future_field":{"x":[1,2]},"loss":0.5})" "\n" +
+                     R"({"type":"step","step":0,"wall_ms":1,"future_field":{"x":[1,2]},"loss":0.5})"
+                     "\n" +
                      to_json_line(sample_step(1)) + "\n" + R"({"type":"step","step":2,"wa)";
   RunFile f = parse_run_file(text, "mem.jsonl");
   CHECK(f.steps.size() == 2);
@@ -135,14 +137,18 @@ TEST_CASE("bad files are rejected with the file and line named") {
   CHECK(error_of("") == "bad.jsonl: empty file, not a recompdiag run file");
   CHECK(error_of("{\"a\":1}\n").find("bad.jsonl:1: ") == 0);
   CHECK(error_of("hello world\n").find("bad.jsonl:1: ") == 0);
-  CHECK(error_of(R"({"type":"run","schema":99})").find("unknown schema version 99") != std::string::npos);
+  CHECK(error_of(R"({"type":"run","schema":99})").find("unknown schema version 99") !=
+        std::string::npos);
 
   std::string header = to_json_line(sample_header()) + "\n";
   std::string broken_middle = header + "{\"type\":\"st\n" + to_json_line(sample_step(1)) + "\n";
   CHECK(error_of(broken_middle).find("bad.jsonl:2: not valid JSON") == 0);
-  CHECK(error_of(header + R"({"type":"step","step":3,"wall_ms":-1})").find("bad.jsonl:2: step 3 has a negative wall time") == 0);
-  CHECK(error_of(header + R"({"type":"step","step":3,"wall_ms":null})").find("NaN") != std::string::npos);
-  CHECK(error_of(header + to_json_line(sample_header())).find("bad.jsonl:2: a second run header") == 0);
+  CHECK(error_of(header + R"({"type":"step","step":3,"wall_ms":-1})")
+            .find("bad.jsonl:2: step 3 has a negative wall time") == 0);
+  CHECK(error_of(header + R"({"type":"step","step":3,"wall_ms":null})").find("NaN") !=
+        std::string::npos);
+  CHECK(error_of(header + to_json_line(sample_header())).find("bad.jsonl:2: a second run header") ==
+        0);
 }
 
 TEST_CASE("a missing file and an unwritable path are input errors") {

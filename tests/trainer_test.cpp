@@ -1,14 +1,14 @@
 // The two-phase trainer on real (small) runs.
 
-#include "torch_doctest.h"
+#include "recompdiag/trainer/trainer.h"
 
 #include <cmath>
 
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/trainer/model.h"
 #include "recompdiag/trainer/plateau.h"
-#include "recompdiag/trainer/trainer.h"
 #include "test_util.h"
+#include "torch_doctest.h"
 
 using namespace recompdiag;
 
@@ -183,7 +183,8 @@ TEST_CASE("gradient clipping and zero-weight time steps") {
     REQUIRE(raw_max > c.clip_value);
     clip_gradients(params, c.clip_value);
     // In float32, the clip bound is float(0.1).
-    for (auto& p : params) CHECK(p.grad().abs().max().item<float>() <= static_cast<float>(c.clip_value));
+    for (auto& p : params)
+      CHECK(p.grad().abs().max().item<float>() <= static_cast<float>(c.clip_value));
   }
 
   SUBCASE("targets under weight 0 do not change the loss") {
@@ -219,8 +220,8 @@ TEST_CASE("ReduceLROnPlateau follows Keras") {
   o.cooldown = 1;
   o.min_lr = 0.0005;
   ReduceLrOnPlateau p(o);
-  CHECK_FALSE(p.on_epoch_end(1.0, 0.01));  // best
-  CHECK_FALSE(p.on_epoch_end(1.0, 0.01));  // wait 1
+  CHECK_FALSE(p.on_epoch_end(1.0, 0.01));   // best
+  CHECK_FALSE(p.on_epoch_end(1.0, 0.01));   // wait 1
   auto lr = p.on_epoch_end(0.99995, 0.01);  // below min_delta: wait 2 -> reduce
   REQUIRE(lr);
   CHECK(*lr == doctest::Approx(0.001));
@@ -233,7 +234,8 @@ TEST_CASE("ReduceLROnPlateau follows Keras") {
   CHECK_FALSE(p.on_epoch_end(5.0, 0.0005));  // history forgotten: 5.0 is the new best
 }
 
-TEST_CASE("the monitor sees the recompile: JIT compiles at start and switch, Adam reset with fresh") {
+TEST_CASE(
+    "the monitor sees the recompile: JIT compiles at start and switch, Adam reset with fresh") {
   auto rec = train(small_config(TrainMode::kRecompile, OptimizerHandoff::kFresh));
   auto mig = train(small_config(TrainMode::kRecompile, OptimizerHandoff::kMigrate));
   auto mut = train(small_config(TrainMode::kMutable));

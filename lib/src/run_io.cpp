@@ -1,6 +1,7 @@
 #include "recompdiag/core/run_io.h"
 
 #include <fcntl.h>
+#include <simdjson.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,8 +13,6 @@
 #include <fstream>
 #include <limits>
 #include <string_view>
-
-#include <simdjson.h>
 
 #include "detail/record_fields.h"
 #include "recompdiag/core/error.h"
@@ -46,10 +45,18 @@ void append_string(std::string& out, std::string_view s) {
   out += '"';
   for (char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char esc[8];
@@ -112,13 +119,20 @@ nlohmann::json availability_json(const Availability& a) {
 
 const char* to_string(EventKind kind) {
   switch (kind) {
-    case EventKind::kPhaseStart: return "phase_start";
-    case EventKind::kCompile: return "compile";
-    case EventKind::kLrChange: return "lr_change";
-    case EventKind::kLossWeightsChange: return "loss_weights_change";
-    case EventKind::kOptimizerRebuild: return "optimizer_rebuild";
-    case EventKind::kAlert: return "alert";
-    case EventKind::kNote: return "note";
+    case EventKind::kPhaseStart:
+      return "phase_start";
+    case EventKind::kCompile:
+      return "compile";
+    case EventKind::kLrChange:
+      return "lr_change";
+    case EventKind::kLossWeightsChange:
+      return "loss_weights_change";
+    case EventKind::kOptimizerRebuild:
+      return "optimizer_rebuild";
+    case EventKind::kAlert:
+      return "alert";
+    case EventKind::kNote:
+      return "note";
   }
   return "note";
 }
@@ -181,44 +195,51 @@ std::string to_json_line(const StepRecord& step) {
   return out;
 }
 
+nlohmann::ordered_json run_header_json(const RunHeader& h) {
+  return {{"schema", h.schema},
+          {"tool", "recompdiag"},
+          {"tool_version", h.tool_version},
+          {"mode", h.mode},
+          {"optimizer_handoff", h.optimizer_handoff},
+          {"device_requested", h.device_requested},
+          {"device_used", h.device_used},
+          {"torch_version", h.torch_version},
+          {"cuda_available", h.cuda_available},
+          {"cupti", availability_json(h.cupti)},
+          {"step_timing", h.step_timing},
+          {"config", h.config},
+          {"probes", h.probes},
+          {"seed", h.seed},
+          {"start_time", h.start_time},
+          {"host", h.host}};
+}
+
 std::string to_json_line(const RunHeader& h) {
-  nlohmann::ordered_json j = {{"type", "run"},
-                      {"schema", h.schema},
-                      {"tool", "recompdiag"},
-                      {"tool_version", h.tool_version},
-                      {"mode", h.mode},
-                      {"optimizer_handoff", h.optimizer_handoff},
-                      {"device_requested", h.device_requested},
-                      {"device_used", h.device_used},
-                      {"torch_version", h.torch_version},
-                      {"cuda_available", h.cuda_available},
-                      {"cupti", availability_json(h.cupti)},
-                      {"step_timing", h.step_timing},
-                      {"config", h.config},
-                      {"probes", h.probes},
-                      {"seed", h.seed},
-                      {"start_time", h.start_time},
-                      {"host", h.host}};
+  nlohmann::ordered_json j = {{"type", "run"}};
+  j.update(run_header_json(h));
   return j.dump();
 }
 
 std::string to_json_line(const EventRecord& e) {
-  nlohmann::ordered_json j = {{"type", "event"}, {"event", to_string(e.kind)}, {"step", e.step},
-                      {"phase", e.phase}, {"reason", e.reason},      {"detail", e.detail}};
+  nlohmann::ordered_json j = {{"type", "event"},    {"event", to_string(e.kind)},
+                              {"step", e.step},     {"phase", e.phase},
+                              {"reason", e.reason}, {"detail", e.detail}};
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string to_json_line(const RunSummary& s) {
   nlohmann::json heads = nlohmann::json::array();
-  for (double v : s.final_head_losses) heads.push_back(std::isfinite(v) ? nlohmann::json(v) : nullptr);
-  nlohmann::ordered_json j = {{"type", "summary"},
-                      {"steps", s.steps},
-                      {"elapsed_s", s.elapsed_s},
-                      {"compiles", s.compiles},
-                      {"alerts", s.alerts},
-                      {"final_loss", std::isfinite(s.final_loss) ? nlohmann::json(s.final_loss) : nullptr},
-                      {"final_head_losses", heads},
-                      {"status", s.status}};
+  for (double v : s.final_head_losses)
+    heads.push_back(std::isfinite(v) ? nlohmann::json(v) : nullptr);
+  nlohmann::ordered_json j = {
+      {"type", "summary"},
+      {"steps", s.steps},
+      {"elapsed_s", s.elapsed_s},
+      {"compiles", s.compiles},
+      {"alerts", s.alerts},
+      {"final_loss", std::isfinite(s.final_loss) ? nlohmann::json(s.final_loss) : nullptr},
+      {"final_head_losses", heads},
+      {"status", s.status}};
   return j.dump();
 }
 
@@ -302,7 +323,8 @@ int64_t get_int(const element& e, const char* what) {
   int64_t i;
   if (e.get_int64().get(i) == simdjson::SUCCESS) return i;
   double d;
-  if (e.get_double().get(d) == simdjson::SUCCESS && std::floor(d) == d) return static_cast<int64_t>(d);
+  if (e.get_double().get(d) == simdjson::SUCCESS && std::floor(d) == d)
+    return static_cast<int64_t>(d);
   throw LineError(std::string("'") + what + "' is not an integer");
 }
 
@@ -330,7 +352,8 @@ S read_section(const object& obj, const detail::Field<S> (&fields)[N]) {
             using T = std::decay_t<decltype(s.*member)>;
             if constexpr (std::is_same_v<T, bool>) {
               bool b = false;
-              if (value.get_bool().get(b) != simdjson::SUCCESS) throw LineError(std::string("'") + f.name + "' is not a boolean");
+              if (value.get_bool().get(b) != simdjson::SUCCESS)
+                throw LineError(std::string("'") + f.name + "' is not a boolean");
               s.*member = b;
             } else if constexpr (std::is_same_v<T, double>) {
               s.*member = get_double(value);
@@ -357,28 +380,46 @@ StepRecord read_step(const object& obj) {
   StepRecord s;
   bool has_wall = false;
   for (auto [key, value] : obj) {
-    if (key == "step") s.step = get_int(value, "step");
-    else if (key == "phase") s.phase = static_cast<int>(get_int(value, "phase"));
-    else if (key == "epoch") s.epoch = static_cast<int>(get_int(value, "epoch"));
-    else if (key == "step_in_phase") s.step_in_phase = get_int(value, "step_in_phase");
-    else if (key == "wall_ms") { s.wall_ms = get_double(value); has_wall = true; }
-    else if (key == "device_ms") { if (!value.is_null()) s.device_ms = get_double(value); }
-    else if (key == "loss") s.loss = get_double(value);
-    else if (key == "head_losses") s.head_losses = get_doubles(value);
-    else if (key == "loss_weights") s.loss_weights = get_doubles(value);
-    else if (key == "lr") s.lr = get_double(value);
-    else if (key == "dispatch") s.dispatch = read_section(value.get_object().value(), detail::kDispatchFields);
-    else if (key == "jit") s.jit = read_section(value.get_object().value(), detail::kJitFields);
-    else if (key == "optimizer") s.optimizer = read_section(value.get_object().value(), detail::kOptimizerFields);
-    else if (key == "placement") s.placement = read_section(value.get_object().value(), detail::kPlacementFields);
-    else if (key == "cupti") s.cupti = read_section(value.get_object().value(), detail::kCuptiFields);
+    if (key == "step")
+      s.step = get_int(value, "step");
+    else if (key == "phase")
+      s.phase = static_cast<int>(get_int(value, "phase"));
+    else if (key == "epoch")
+      s.epoch = static_cast<int>(get_int(value, "epoch"));
+    else if (key == "step_in_phase")
+      s.step_in_phase = get_int(value, "step_in_phase");
+    else if (key == "wall_ms") {
+      s.wall_ms = get_double(value);
+      has_wall = true;
+    } else if (key == "device_ms") {
+      if (!value.is_null()) s.device_ms = get_double(value);
+    } else if (key == "loss")
+      s.loss = get_double(value);
+    else if (key == "head_losses")
+      s.head_losses = get_doubles(value);
+    else if (key == "loss_weights")
+      s.loss_weights = get_doubles(value);
+    else if (key == "lr")
+      s.lr = get_double(value);
+    else if (key == "dispatch")
+      s.dispatch = read_section(value.get_object().value(), detail::kDispatchFields);
+    else if (key == "jit")
+      s.jit = read_section(value.get_object().value(), detail::kJitFields);
+    else if (key == "optimizer")
+      s.optimizer = read_section(value.get_object().value(), detail::kOptimizerFields);
+    else if (key == "placement")
+      s.placement = read_section(value.get_object().value(), detail::kPlacementFields);
+    else if (key == "cupti")
+      s.cupti = read_section(value.get_object().value(), detail::kCuptiFields);
     else if (key == "alerts") {
       for (element a : value.get_array()) s.alerts.push_back(to_std(a.get_string().value()));
     }
   }
   if (!has_wall) throw LineError("step " + std::to_string(s.step) + " has no wall_ms");
-  if (std::isnan(s.wall_ms)) throw LineError("step " + std::to_string(s.step) + " has a NaN or null wall time");
-  if (s.wall_ms < 0) throw LineError("step " + std::to_string(s.step) + " has a negative wall time");
+  if (std::isnan(s.wall_ms))
+    throw LineError("step " + std::to_string(s.step) + " has a NaN or null wall time");
+  if (s.wall_ms < 0)
+    throw LineError("step " + std::to_string(s.step) + " has a negative wall time");
   if (s.device_ms && (std::isnan(*s.device_ms) || *s.device_ms < 0))
     throw LineError("step " + std::to_string(s.step) + " has a NaN or negative device time");
   return s;
@@ -391,10 +432,12 @@ RunHeader read_header(const element& e) {
   RunHeader h;
   h.schema = j["schema"].get<int>();
   if (h.schema != kRunSchemaVersion) {
-    throw LineError("unknown schema version " + std::to_string(h.schema) + " (this recompdiag reads " +
-                    std::to_string(kRunSchemaVersion) + ")");
+    throw LineError("unknown schema version " + std::to_string(h.schema) +
+                    " (this recompdiag reads " + std::to_string(kRunSchemaVersion) + ")");
   }
-  auto str = [&](const char* k) { return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : std::string(); };
+  auto str = [&](const char* k) {
+    return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : std::string();
+  };
   h.tool_version = str("tool_version");
   h.mode = str("mode");
   h.optimizer_handoff = str("optimizer_handoff");
@@ -432,7 +475,8 @@ RunSummary read_summary(const element& e) {
   nlohmann::json j = to_nlohmann(e);
   RunSummary s;
   auto num = [&](const char* k) {
-    return j.contains(k) && j[k].is_number() ? j[k].get<double>() : std::numeric_limits<double>::quiet_NaN();
+    return j.contains(k) && j[k].is_number() ? j[k].get<double>()
+                                             : std::numeric_limits<double>::quiet_NaN();
   };
   s.steps = j.value("steps", int64_t{0});
   s.elapsed_s = num("elapsed_s");
@@ -440,7 +484,9 @@ RunSummary read_summary(const element& e) {
   s.alerts = j.value("alerts", int64_t{0});
   s.final_loss = num("final_loss");
   if (j.contains("final_head_losses"))
-    for (const auto& v : j["final_head_losses"]) s.final_head_losses.push_back(v.is_number() ? v.get<double>() : std::numeric_limits<double>::quiet_NaN());
+    for (const auto& v : j["final_head_losses"])
+      s.final_head_losses.push_back(v.is_number() ? v.get<double>()
+                                                  : std::numeric_limits<double>::quiet_NaN());
   s.status = j.value("status", "completed");
   return s;
 }
@@ -452,7 +498,8 @@ class RunFileBuilder {
 
   /// `line` must be followed by at least SIMDJSON_PADDING readable bytes.
   void feed(const char* data, size_t len, int64_t line_no) {
-    while (len > 0 && (data[len - 1] == '\r' || data[len - 1] == ' ' || data[len - 1] == '\t')) --len;
+    while (len > 0 && (data[len - 1] == '\r' || data[len - 1] == ' ' || data[len - 1] == '\t'))
+      --len;
     size_t start = 0;
     while (start < len && (data[start] == ' ' || data[start] == '\t')) ++start;
     if (start == len) {
@@ -463,13 +510,17 @@ class RunFileBuilder {
     try {
       element root;
       auto err = parser_.parse(data + start, len - start, false).get(root);
-      if (err) throw LineError(std::string("not valid JSON (") + simdjson::error_message(err) + ")");
+      if (err)
+        throw LineError(std::string("not valid JSON (") + simdjson::error_message(err) + ")");
       object obj;
       if (root.get_object().get(obj) != simdjson::SUCCESS) throw LineError("not a JSON object");
       std::string_view type;
-      if (obj["type"].get_string().get(type) != simdjson::SUCCESS) throw LineError("no \"type\" field");
+      if (obj["type"].get_string().get(type) != simdjson::SUCCESS)
+        throw LineError("no \"type\" field");
       if (!have_header_) {
-        if (type != "run") throw LineError("not a recompdiag run file: the first line is not a run header (\"type\":\"run\")");
+        if (type != "run")
+          throw LineError(
+              "not a recompdiag run file: the first line is not a run header (\"type\":\"run\")");
         out_.header = read_header(root);
         have_header_ = true;
       } else if (type == "step") {
@@ -498,7 +549,8 @@ class RunFileBuilder {
   }
 
   void finish() {
-    if (pending_error_) out_.skipped.push_back({pending_line_, "truncated last line: " + *pending_error_});
+    if (pending_error_)
+      out_.skipped.push_back({pending_line_, "truncated last line: " + *pending_error_});
     if (!have_header_) throw InputError(out_.path + ": empty file, not a recompdiag run file");
   }
 

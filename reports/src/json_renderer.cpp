@@ -19,24 +19,6 @@ json nums(const std::vector<double>& values) {
   return out;
 }
 
-json header_json(const RunHeader& h) {
-  return {{"schema", h.schema},
-          {"tool_version", h.tool_version},
-          {"mode", h.mode},
-          {"optimizer_handoff", h.optimizer_handoff},
-          {"device_requested", h.device_requested},
-          {"device_used", h.device_used},
-          {"torch_version", h.torch_version},
-          {"cuda_available", h.cuda_available},
-          {"cupti", {{"available", h.cupti.available}, {"reason", h.cupti.reason}}},
-          {"step_timing", h.step_timing},
-          {"config", h.config},
-          {"probes", h.probes},
-          {"seed", h.seed},
-          {"start_time", h.start_time},
-          {"host", h.host}};
-}
-
 json times_json(const StepTimeSummary& s) {
   return {{"n", s.n},
           {"median_ms", num(s.median_ms)},
@@ -144,7 +126,7 @@ json run_json(const RunAnalysis& r) {
                {"status", r.summary->status}};
   }
   return {{"path", r.path},
-          {"header", header_json(r.header)},
+          {"header", json(run_header_json(r.header))},
           {"summary", summary},
           {"steps", r.steps},
           {"total_wall_s", num(r.total_wall_s)},

@@ -44,16 +44,19 @@ std::vector<double> parse_number_list(const std::string& text, const std::string
     }
     out.push_back(v);
   }
-  if (out.empty() || text.back() == ',') throw InputError(flag + ": expected a comma-separated list, got '" + text + "'");
+  if (out.empty() || text.back() == ',')
+    throw InputError(flag + ": expected a comma-separated list, got '" + text + "'");
   return out;
 }
 
-std::vector<std::vector<double>> parse_phase_weights(const std::string& text, const std::string& flag) {
+std::vector<std::vector<double>> parse_phase_weights(const std::string& text,
+                                                     const std::string& flag) {
   std::vector<std::vector<double>> out;
   std::stringstream ss(text);
   std::string phase;
   while (std::getline(ss, phase, ':')) out.push_back(parse_number_list(phase, flag));
-  if (out.empty() || text.back() == ':') throw InputError(flag + ": expected weights per phase like 0.7,0.3:0.99,0.01");
+  if (out.empty() || text.back() == ':')
+    throw InputError(flag + ": expected weights per phase like 0.7,0.3:0.99,0.01");
   return out;
 }
 
@@ -65,18 +68,22 @@ void TrainConfig::validate() const {
   for (size_t i = 0; i < phases.size(); ++i) {
     const PhaseConfig& p = phases[i];
     std::string which = "phase " + std::to_string(i + 1);
-    if (p.epochs <= 0) throw InputError("--epochs: " + which + " has " + std::to_string(p.epochs) + " epochs; each phase needs at least 1");
+    if (p.epochs <= 0)
+      throw InputError("--epochs: " + which + " has " + std::to_string(p.epochs) +
+                       " epochs; each phase needs at least 1");
     if (!(p.lr > 0) || !std::isfinite(p.lr)) {
       std::ostringstream v;
       v << p.lr;
       throw InputError("--lr: " + which + " lr must be > 0, got " + v.str());
     }
     if (p.loss_weights.size() != 2) {
-      throw InputError("--loss-weights: " + which + " has " + std::to_string(p.loss_weights.size()) +
+      throw InputError("--loss-weights: " + which + " has " +
+                       std::to_string(p.loss_weights.size()) +
                        " loss weights; the model has 2 heads (categorical, binary)");
     }
     for (double w : p.loss_weights) {
-      if (!(w >= 0) || !std::isfinite(w)) throw InputError("--loss-weights: " + which + " has a negative or non-finite weight");
+      if (!(w >= 0) || !std::isfinite(w))
+        throw InputError("--loss-weights: " + which + " has a negative or non-finite weight");
     }
   }
   positive(steps_per_epoch, "--steps-per-epoch");
@@ -84,19 +91,28 @@ void TrainConfig::validate() const {
   positive(seq_len, "--seq-len");
   positive(hidden, "--hidden");
   positive(input_size, "--input-size");
-  if (num_classes < 2) throw InputError("--classes must be at least 2, got " + std::to_string(num_classes));
-  if (rnn != "gru" && rnn != "lstm") throw InputError("--rnn: unknown cell '" + rnn + "' (expected gru or lstm)");
+  if (num_classes < 2)
+    throw InputError("--classes must be at least 2, got " + std::to_string(num_classes));
+  if (rnn != "gru" && rnn != "lstm")
+    throw InputError("--rnn: unknown cell '" + rnn + "' (expected gru or lstm)");
   if (!(clip_value > 0)) throw InputError("--clip-value must be > 0");
-  if (dispatch_sample_every < 1) throw InputError("--dispatch-sample-every must be >= 1, got " + std::to_string(dispatch_sample_every));
+  if (dispatch_sample_every < 1)
+    throw InputError("--dispatch-sample-every must be >= 1, got " +
+                     std::to_string(dispatch_sample_every));
   if (threads < 0) throw InputError("--threads must be >= 0, got " + std::to_string(threads));
-  if (!(plateau.factor > 0 && plateau.factor < 1)) throw InputError("--plateau-factor must be in (0, 1)");
-  if (plateau.patience < 0 || plateau.cooldown < 0) throw InputError("--plateau-patience and --plateau-cooldown must be >= 0");
-  if (plateau.min_lr < 0 || plateau.min_delta < 0) throw InputError("--plateau-min-lr and --plateau-min-delta must be >= 0");
+  if (!(plateau.factor > 0 && plateau.factor < 1))
+    throw InputError("--plateau-factor must be in (0, 1)");
+  if (plateau.patience < 0 || plateau.cooldown < 0)
+    throw InputError("--plateau-patience and --plateau-cooldown must be >= 0");
+  if (plateau.min_lr < 0 || plateau.min_delta < 0)
+    throw InputError("--plateau-min-lr and --plateau-min-delta must be >= 0");
   bool device_ok = device == "auto" || device == "cpu" || device == "cuda";
   if (!device_ok && device.rfind("cuda:", 0) == 0 && device.size() > 5) {
     device_ok = device.find_first_not_of("0123456789", 5) == std::string::npos;
   }
-  if (!device_ok) throw InputError("--device: unknown device '" + device + "' (expected auto, cpu, cuda or cuda:N)");
+  if (!device_ok)
+    throw InputError("--device: unknown device '" + device +
+                     "' (expected auto, cpu, cuda or cuda:N)");
 }
 
 nlohmann::json TrainConfig::to_json() const {

@@ -59,8 +59,8 @@ std::vector<Batch> make_synthetic_batches(const TrainConfig& c, const torch::Dev
   batches.reserve(static_cast<size_t>(c.steps_per_epoch));
   for (int i = 0; i < c.steps_per_epoch; ++i) {
     torch::Tensor x = torch::randn({c.batch_size, c.seq_len, c.input_size});
-    torch::Tensor prev = torch::cat({torch::zeros({c.batch_size, 1, c.input_size}),
-                                     x.slice(1, 0, c.seq_len - 1)}, 1);
+    torch::Tensor prev = torch::cat(
+        {torch::zeros({c.batch_size, 1, c.input_size}), x.slice(1, 0, c.seq_len - 1)}, 1);
     torch::Tensor both = torch::cat({x, prev}, 2);
     torch::Tensor y_cat = both.matmul(class_proj).argmax(-1);
     torch::Tensor y_bin = (both.matmul(bin_proj) > 0).to(torch::kFloat);

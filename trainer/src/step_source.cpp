@@ -49,7 +49,8 @@ std::string step_source(const StepSpec& spec) {
   s << "    bin_loss = (bce * sample_weight).sum() / cells\n";
   if (baked) {
     const auto& w = *spec.constant_loss_weights;
-    s << "    loss = " << literal(w.at(0)) << " * cat_loss + " << literal(w.at(1)) << " * bin_loss\n";
+    s << "    loss = " << literal(w.at(0)) << " * cat_loss + " << literal(w.at(1))
+      << " * bin_loss\n";
   } else {
     s << "    loss = loss_weights[0] * cat_loss + loss_weights[1] * bin_loss\n";
   }

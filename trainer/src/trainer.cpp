@@ -1,5 +1,6 @@
 #include "recompdiag/trainer/trainer.h"
 
+#include <torch/version.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -8,8 +9,6 @@
 #include <cstring>
 #include <ctime>
 #include <functional>
-
-#include <torch/version.h>
 
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/version.h"
@@ -55,14 +54,15 @@ std::string resolve_device(const std::string& requested) {
   if (requested == "cpu") return "cpu";
   if (requested == "auto") return cuda ? "cuda:0" : "cpu";
   if (!cuda) {
-    throw InputError("--device " + requested + ": CUDA is not available (LibTorch " TORCH_VERSION
+    throw InputError("--device " + requested +
+                     ": CUDA is not available (LibTorch " TORCH_VERSION
                      " sees no CUDA device on this machine)");
   }
   if (requested == "cuda") return "cuda:0";
   const int64_t index = std::stoll(requested.substr(5));
   if (index >= static_cast<int64_t>(torch::cuda::device_count())) {
-    throw InputError("--device " + requested + ": only " + std::to_string(torch::cuda::device_count()) +
-                     " CUDA device(s) visible");
+    throw InputError("--device " + requested + ": only " +
+                     std::to_string(torch::cuda::device_count()) + " CUDA device(s) visible");
   }
   return requested;
 }
@@ -129,7 +129,8 @@ struct TwoPhaseTrainer::Impl {
     }
   }
 
-  void compile(const std::vector<double>& weights, int64_t at_step, int phase, const std::string& reason) {
+  void compile(const std::vector<double>& weights, int64_t at_step, int phase,
+               const std::string& reason) {
     StepSpec spec;
     spec.rnn = config.rnn;
     spec.hidden = config.hidden;
@@ -138,7 +139,10 @@ struct TwoPhaseTrainer::Impl {
     step = std::make_unique<CompiledStep>(spec);
     ++compiles;
     if (monitor) monitor->watch(step->unit());
-    emit({EventKind::kCompile, at_step, phase, reason,
+    emit({EventKind::kCompile,
+          at_step,
+          phase,
+          reason,
           {{"loss_weights_baked", config.mode == TrainMode::kRecompile},
            {"loss_weights", weights},
            {"compile_ms", ms_between(t0, Clock::now())},
@@ -160,24 +164,32 @@ struct TwoPhaseTrainer::Impl {
       auto rebuilt = make_adam(params, to.lr, config.adam_epsilon);
       if (config.handoff == OptimizerHandoff::kMigrate) migrate_adam_state(*adam, *rebuilt, params);
       use_optimizer(std::move(rebuilt), to.lr);
-      emit({EventKind::kOptimizerRebuild, at_step, phase,
-            config.handoff == OptimizerHandoff::kMigrate
-                ? "Adam rebuilt for lr " + format_lr(to.lr) + "; state migrated onto " + device.str()
-                : "Adam rebuilt for lr " + format_lr(to.lr) + " with empty state (fresh)",
-            {{"handoff", to_string(config.handoff)}, {"lr", to.lr}}});
+      emit(
+          {EventKind::kOptimizerRebuild,
+           at_step,
+           phase,
+           config.handoff == OptimizerHandoff::kMigrate
+               ? "Adam rebuilt for lr " + format_lr(to.lr) + "; state migrated onto " + device.str()
+               : "Adam rebuilt for lr " + format_lr(to.lr) + " with empty state (fresh)",
+           {{"handoff", to_string(config.handoff)}, {"lr", to.lr}}});
     } else {
       torch::NoGradGuard no_grad;
       for (size_t i = 0; i < to.loss_weights.size(); ++i) {
         loss_weights[static_cast<int64_t>(i)].fill_(to.loss_weights[i]);
       }
-      emit({EventKind::kLossWeightsChange, at_step, phase, what,
+      emit({EventKind::kLossWeightsChange,
+            at_step,
+            phase,
+            what,
             {{"from", from.loss_weights}, {"to", to.loss_weights}}});
       const double old_lr = current_lr(*adam);
       set_lr(*adam, to.lr);
       if (monitor) monitor->set_requested_lr(to.lr);
-      emit({EventKind::kLrChange, at_step, phase,
-            "phase " + std::to_string(phase) + ": lr " + format_lr(old_lr) + " -> " + format_lr(to.lr) +
-                " set in place",
+      emit({EventKind::kLrChange,
+            at_step,
+            phase,
+            "phase " + std::to_string(phase) + ": lr " + format_lr(old_lr) + " -> " +
+                format_lr(to.lr) + " set in place",
             {{"from", old_lr}, {"to", to.lr}, {"cause", "phase"}}});
     }
   }
@@ -223,7 +235,8 @@ TwoPhaseTrainer::TwoPhaseTrainer(TrainConfig config) : impl_(std::make_unique<Im
     h.probes = m.monitor->probe_availability();
   } else {
     h.cupti = {false, "unavailable: monitor off (--no-monitor)"};
-    h.probes = {{"monitor", {{"available", false}, {"reason", "unavailable: monitor off (--no-monitor)"}}}};
+    h.probes = {
+        {"monitor", {{"available", false}, {"reason", "unavailable: monitor off (--no-monitor)"}}}};
   }
   h.step_timing = m.device.is_cuda()
                       ? "host steady clock around the step; ends after the loss read, which "
@@ -273,7 +286,9 @@ TrainResult TwoPhaseTrainer::run() {
     const PhaseConfig& phase = c.phases[pi];
     const int phase_no = static_cast<int>(pi + 1);
     wait_turn();  // a phase's setup (the switch: compile, rebuild) belongs to its first epoch
-    m.emit({EventKind::kPhaseStart, global_step, phase_no,
+    m.emit({EventKind::kPhaseStart,
+            global_step,
+            phase_no,
             "phase " + std::to_string(phase_no) + ": " + std::to_string(phase.epochs) +
                 " epochs, loss weights " + format_weights(phase.loss_weights) + ", lr " +
                 format_lr(phase.lr),
@@ -331,15 +346,20 @@ TrainResult TwoPhaseTrainer::run() {
       const double n = c.steps_per_epoch;
       const double lr = current_lr(*m.adam);
       if (m.progress) {
-        std::printf("%s: phase %d epoch %d/%d - step %lld - loss %.4f - cat %.4f - bin %.4f - lr %g - %.2f ms/step\n",
-                    to_string(c.mode), phase_no, epoch + 1, phase.epochs, static_cast<long long>(global_step),
-                    epoch_loss / n, epoch_cat / n, epoch_bin / n, lr, epoch_ms / n);
+        std::printf(
+            "%s: phase %d epoch %d/%d - step %lld - loss %.4f - cat %.4f - bin %.4f - lr %g - %.2f "
+            "ms/step\n",
+            to_string(c.mode), phase_no, epoch + 1, phase.epochs,
+            static_cast<long long>(global_step), epoch_loss / n, epoch_cat / n, epoch_bin / n, lr,
+            epoch_ms / n);
         std::fflush(stdout);
       }
       if (auto new_lr = plateau.on_epoch_end(epoch_loss / n, lr)) {
         set_lr(*m.adam, *new_lr);
         if (m.monitor) m.monitor->set_requested_lr(*new_lr);
-        m.emit({EventKind::kLrChange, global_step, phase_no,
+        m.emit({EventKind::kLrChange,
+                global_step,
+                phase_no,
                 "ReduceLROnPlateau: epoch loss did not improve for " +
                     std::to_string(c.plateau.patience) + " epochs; lr " + format_lr(lr) + " -> " +
                     format_lr(*new_lr),

@@ -3,10 +3,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <cerrno>
 #include <filesystem>
 #include <iostream>
 
@@ -85,7 +85,8 @@ pid_t start_child(const TrainConfig& config, const std::string& out, bool quiet,
     std::fprintf(stderr, "recompdiag: error: %s\n", e.what());
     code = 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "recompdiag: error: %s run failed: %s\n", to_string(config.mode), e.what());
+    std::fprintf(stderr, "recompdiag: error: %s run failed: %s\n", to_string(config.mode),
+                 e.what());
     code = 1;
   }
   std::fflush(nullptr);
@@ -112,10 +113,12 @@ void add_ab_command(CLI::App& app, CommandContext& ctx) {
       "Train both modes (recompile, then mutable) with the same seed and config, compare them and "
       "write DIR/recompile.jsonl, DIR/mutable.jsonl, DIR/report.{md,html,json}");
   add_train_flags(*cmd, state->flags);
-  cmd->add_option("--out-dir", state->out_dir, "Directory for run files and reports")->capture_default_str();
+  cmd->add_option("--out-dir", state->out_dir, "Directory for run files and reports")
+      ->capture_default_str();
   cmd->add_option("--threshold", state->threshold_pct, "Noise threshold in percent for the verdict")
       ->capture_default_str();
-  cmd->add_option("--alpha", state->alpha, "Significance level of the Mann-Whitney U test")->capture_default_str();
+  cmd->add_option("--alpha", state->alpha, "Significance level of the Mann-Whitney U test")
+      ->capture_default_str();
   cmd->add_flag("--sequential", state->sequential,
                 "Train the modes one after the other instead of taking turns epoch by epoch (turns "
                 "make a machine that speeds up or slows down affect both runs alike)");

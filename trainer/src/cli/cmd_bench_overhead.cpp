@@ -35,17 +35,20 @@ void add_bench_overhead_command(CLI::App& bench, CommandContext& ctx) {
       "exporter added, in interleaved blocks of steady-state steps in one process");
   add_train_flags(*cmd, state->flags);
   cmd->add_option("--mode", state->mode, "Trainer mode")->capture_default_str();
-  cmd->add_option("--rounds", state->rounds, "Rounds; each runs one block of every arm")->capture_default_str();
+  cmd->add_option("--rounds", state->rounds, "Rounds; each runs one block of every arm")
+      ->capture_default_str();
   cmd->add_option("--block-steps", state->block_steps, "Steps per block")->capture_default_str();
   cmd->add_option("--sample-every", state->sample_every,
                   "Dispatcher sampling of the sampled arm: observe every Nth step")
       ->capture_default_str();
-  cmd->add_option("--warmup", state->warmup_steps, "Steps before measuring (compile, profiling runs)")
+  cmd->add_option("--warmup", state->warmup_steps,
+                  "Steps before measuring (compile, profiling runs)")
       ->capture_default_str();
   cmd->callback([state, &ctx] {
     BenchOverhead& s = *state;
     if (s.rounds < 1 || s.block_steps < 3 || s.warmup_steps < 0 || s.sample_every < 1) {
-      throw InputError("--rounds must be >= 1, --block-steps >= 3, --warmup >= 0, --sample-every >= 1");
+      throw InputError(
+          "--rounds must be >= 1, --block-steps >= 3, --warmup >= 0, --sample-every >= 1");
     }
     TrainConfig config = to_config(s.flags);
     config.mode = parse_train_mode(s.mode);
@@ -77,7 +80,8 @@ void add_bench_overhead_command(CLI::App& bench, CommandContext& ctx) {
     if (exporter) arms.push_back({"probes + exporter", &full, exporter.get(), {}});
 
     trainer.time_steps(s.warmup_steps, nullptr);
-    for (Arm& arm : arms) trainer.time_steps(s.block_steps, arm.monitor, arm.sink);  // warm each arm
+    for (Arm& arm : arms)
+      trainer.time_steps(s.block_steps, arm.monitor, arm.sink);  // warm each arm
     for (int r = 0; r < s.rounds; ++r) {
       // Alternate the order every round so slow drift (thermal, other load) hits all arms alike.
       for (size_t k = 0; k < arms.size(); ++k) {
@@ -88,15 +92,16 @@ void add_bench_overhead_command(CLI::App& bench, CommandContext& ctx) {
       }
     }
     const double base = stats::median(arms[0].times);
-    std::printf("recompdiag bench overhead: %s mode, %d rounds x %d steps per arm, device %s, "
-                "batch %d, seq %d, hidden %d\n",
-                s.mode.c_str(), s.rounds, s.block_steps, trainer.header().device_used.c_str(),
-                config.batch_size, config.seq_len, config.hidden);
+    std::printf(
+        "recompdiag bench overhead: %s mode, %d rounds x %d steps per arm, device %s, "
+        "batch %d, seq %d, hidden %d\n",
+        s.mode.c_str(), s.rounds, s.block_steps, trainer.header().device_used.c_str(),
+        config.batch_size, config.seq_len, config.hidden);
     std::printf("%-28s %12s %12s %10s\n", "arm", "median ms", "p95 ms", "ratio");
     for (const Arm& arm : arms) {
       const double med = stats::median(arm.times);
-      std::printf("%-28s %12.3f %12.3f %10.4f\n", arm.name.c_str(), med, stats::quantile(arm.times, 0.95),
-                  med / base);
+      std::printf("%-28s %12.3f %12.3f %10.4f\n", arm.name.c_str(), med,
+                  stats::quantile(arm.times, 0.95), med / base);
     }
     if (exporter) {
       const double probes = stats::median(arms[1].times);

@@ -9,7 +9,8 @@
 int main(int argc, char** argv) {
   using recompdiag::cli::CommandContext;
   CLI::App app{
-      "recompdiag: diagnose why training slows down after its step is recompiled, and prove the fix"};
+      "recompdiag: diagnose why training slows down after its step is recompiled, and prove the "
+      "fix"};
   app.set_version_flag("--version", std::string("recompdiag ") + recompdiag::kToolVersion);
   app.require_subcommand(1);
   CommandContext ctx;

@@ -16,7 +16,8 @@ void add_train_flags(CLI::App& cmd, TrainFlags& f) {
                  "Epochs per phase, comma-separated. The scenario is 375,125; the default is "
                  "scaled down to finish in well under a minute on 2 CPU cores")
       ->capture_default_str();
-  cmd.add_option("--steps-per-epoch", c.steps_per_epoch, "Batches per epoch")->capture_default_str();
+  cmd.add_option("--steps-per-epoch", c.steps_per_epoch, "Batches per epoch")
+      ->capture_default_str();
   cmd.add_option("--loss-weights", f.loss_weights,
                  "Loss weights (categorical,binary) per phase, phases separated by ':'")
       ->capture_default_str();
@@ -26,28 +27,34 @@ void add_train_flags(CLI::App& cmd, TrainFlags& f) {
   cmd.add_option("--input-size", c.input_size, "Features per time step")->capture_default_str();
   cmd.add_option("--hidden", c.hidden, "Hidden size of the projection and recurrent layer")
       ->capture_default_str();
-  cmd.add_option("--classes", c.num_classes, "Classes of the categorical head")->capture_default_str();
+  cmd.add_option("--classes", c.num_classes, "Classes of the categorical head")
+      ->capture_default_str();
   cmd.add_option("--rnn", c.rnn, "Recurrent cell: gru or lstm")->capture_default_str();
   cmd.add_option("--clip-value", c.clip_value, "Element-wise gradient clipping (Keras clipvalue)")
       ->capture_default_str();
-  cmd.add_option("--plateau-factor", c.plateau.factor, "ReduceLROnPlateau factor")->capture_default_str();
+  cmd.add_option("--plateau-factor", c.plateau.factor, "ReduceLROnPlateau factor")
+      ->capture_default_str();
   cmd.add_option("--plateau-patience", c.plateau.patience, "ReduceLROnPlateau patience (epochs)")
       ->capture_default_str();
   cmd.add_option("--plateau-min-delta", c.plateau.min_delta, "ReduceLROnPlateau min_delta")
       ->capture_default_str();
   cmd.add_option("--plateau-cooldown", c.plateau.cooldown, "ReduceLROnPlateau cooldown (epochs)")
       ->capture_default_str();
-  cmd.add_option("--plateau-min-lr", c.plateau.min_lr, "ReduceLROnPlateau min_lr")->capture_default_str();
-  cmd.add_option("--device", c.device, "auto, cpu, cuda or cuda:N (auto takes CUDA when LibTorch sees it)")
+  cmd.add_option("--plateau-min-lr", c.plateau.min_lr, "ReduceLROnPlateau min_lr")
+      ->capture_default_str();
+  cmd.add_option("--device", c.device,
+                 "auto, cpu, cuda or cuda:N (auto takes CUDA when LibTorch sees it)")
       ->capture_default_str();
   cmd.add_option("--seed", c.seed, "Seed for data and initial weights")->capture_default_str();
-  cmd.add_option("--threads", c.threads, "Intra-op threads (0: LibTorch's default)")->capture_default_str();
+  cmd.add_option("--threads", c.threads, "Intra-op threads (0: LibTorch's default)")
+      ->capture_default_str();
   cmd.add_option("--dispatch-sample-every", c.dispatch_sample_every,
                  "Dispatcher probe: observe every Nth step in steady state (every step for 20 "
                  "steps at the start and after each compile or phase switch); 1 = every step")
       ->capture_default_str();
   cmd.add_flag("--quiet", f.quiet, "No progress lines");
-  cmd.add_flag("--no-monitor", f.no_monitor, "Run without the health monitor and its probes (the baseline to time)");
+  cmd.add_flag("--no-monitor", f.no_monitor,
+               "Run without the health monitor and its probes (the baseline to time)");
 }
 
 TrainConfig to_config(const TrainFlags& f) {
@@ -58,8 +65,8 @@ TrainConfig to_config(const TrainFlags& f) {
   std::vector<std::vector<double>> weights = parse_phase_weights(f.loss_weights, "--loss-weights");
   std::vector<double> lrs = parse_number_list(f.lr, "--lr");
   if (weights.size() != epochs.size()) {
-    throw InputError("--loss-weights gives " + std::to_string(weights.size()) + " phase(s) but --epochs gives " +
-                     std::to_string(epochs.size()));
+    throw InputError("--loss-weights gives " + std::to_string(weights.size()) +
+                     " phase(s) but --epochs gives " + std::to_string(epochs.size()));
   }
   if (lrs.size() != epochs.size()) {
     throw InputError("--lr gives " + std::to_string(lrs.size()) + " phase(s) but --epochs gives " +

@@ -1,9 +1,8 @@
 #pragma once
 // Flags shared by `train` and `ab`: the model, data and phase schedule.
 
-#include <string>
-
 #include <CLI/CLI.hpp>
+#include <string>
 
 #include "recompdiag/trainer/config.h"
 

@@ -9,11 +9,10 @@
 /// unavailable, never "zero".
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace recompdiag {
 
@@ -28,44 +27,45 @@ struct Availability {
 
 /// Dispatcher-probe counters for one step (LibTorch RecordFunction observer).
 struct DispatchStats {
-  int64_t ops = 0;                ///< Top-level ATen ops seen in the step.
-  int64_t ops_cpu = 0;            ///< Ops whose tensors were on the host.
-  int64_t ops_cuda = 0;           ///< Ops whose tensors were on a CUDA device.
-  int64_t host_ops = 0;           ///< Ops on the host while the expected device is CUDA.
-  int64_t copies_h2d = 0;         ///< Cross-device copies host -> device.
-  int64_t copies_d2h = 0;         ///< Cross-device copies device -> host.
-  int64_t copies_d2d = 0;         ///< Copies between two devices.
+  int64_t ops = 0;         ///< Top-level ATen ops seen in the step.
+  int64_t ops_cpu = 0;     ///< Ops whose tensors were on the host.
+  int64_t ops_cuda = 0;    ///< Ops whose tensors were on a CUDA device.
+  int64_t host_ops = 0;    ///< Ops on the host while the expected device is CUDA.
+  int64_t copies_h2d = 0;  ///< Cross-device copies host -> device.
+  int64_t copies_d2h = 0;  ///< Cross-device copies device -> host.
+  int64_t copies_d2d = 0;  ///< Copies between two devices.
   int64_t bytes_h2d = 0;
   int64_t bytes_d2h = 0;
   int64_t bytes_d2d = 0;
-  int64_t syncs = 0;              ///< Host syncs (item, _local_scalar_dense, nonzero, ...), ours excluded.
-  int64_t recorder_syncs = 0;     ///< Host reads made by the recorder itself (the loss values).
-  int64_t new_signatures = 0;     ///< First-seen (op, dtypes, shapes, device): dispatcher cache misses.
-  int64_t dropped = 0;            ///< Events the probe could not store (buffer full).
-  bool sampled = true;            ///< False when sampling skipped this step: counters are absent.
+  int64_t syncs = 0;  ///< Host syncs (item, _local_scalar_dense, nonzero, ...), ours excluded.
+  int64_t recorder_syncs = 0;  ///< Host reads made by the recorder itself (the loss values).
+  int64_t new_signatures =
+      0;                ///< First-seen (op, dtypes, shapes, device): dispatcher cache misses.
+  int64_t dropped = 0;  ///< Events the probe could not store (buffer full).
+  bool sampled = true;  ///< False when sampling skipped this step: counters are absent.
 };
 
 /// TorchScript JIT counters for one step.
 struct JitStats {
-  int64_t compiles = 0;     ///< Compilation units created (torch::jit::compile).
-  int64_t plan_builds = 0;  ///< Graph-executor optimized plans built (new specializations).
+  int64_t compiles = 0;        ///< Compilation units created (torch::jit::compile).
+  int64_t plan_builds = 0;     ///< Graph-executor optimized plans built (new specializations).
   int64_t profiling_runs = 0;  ///< Runs the profiling executor spent collecting shapes.
 };
 
 /// Where the optimizer state lives, checked against each parameter.
 struct OptimizerStats {
-  int64_t params = 0;              ///< Parameters the optimizer holds.
-  int64_t params_with_state = 0;   ///< Parameters that have state.
-  int64_t state_tensors = 0;       ///< Defined state tensors (moments).
+  int64_t params = 0;             ///< Parameters the optimizer holds.
+  int64_t params_with_state = 0;  ///< Parameters that have state.
+  int64_t state_tensors = 0;      ///< Defined state tensors (moments).
   int64_t state_bytes = 0;
-  int64_t state_off_device = 0;    ///< State tensors on another device than their parameter.
+  int64_t state_off_device = 0;  ///< State tensors on another device than their parameter.
   int64_t state_dtype_mismatch = 0;
-  int64_t state_missing = 0;       ///< Parameters with a gradient but no state after a step.
-  int64_t step_min = 0;            ///< Smallest Adam step counter across parameters.
+  int64_t state_missing = 0;  ///< Parameters with a gradient but no state after a step.
+  int64_t step_min = 0;       ///< Smallest Adam step counter across parameters.
   int64_t step_max = 0;
-  bool state_reset = false;        ///< A step counter fell since the previous step.
-  double lr_requested = 0.0;       ///< The lr the trainer asked for.
-  double lr_effective = 0.0;       ///< The lr in the optimizer's param group.
+  bool state_reset = false;   ///< A step counter fell since the previous step.
+  double lr_requested = 0.0;  ///< The lr the trainer asked for.
+  double lr_effective = 0.0;  ///< The lr in the optimizer's param group.
 };
 
 /// Tensors not on the expected device.
@@ -78,9 +78,9 @@ struct PlacementStats {
 /// CUPTI activity and callback counters for one step.
 struct CuptiStats {
   int64_t kernels = 0;
-  int64_t new_kernels = 0;            ///< Kernel names first seen in this step.
-  int64_t module_loads = 0;           ///< New GPU code loaded: kernel-cache misses.
-  int64_t graph_instantiations = 0;   ///< CUDA graphs instantiated.
+  int64_t new_kernels = 0;           ///< Kernel names first seen in this step.
+  int64_t module_loads = 0;          ///< New GPU code loaded: kernel-cache misses.
+  int64_t graph_instantiations = 0;  ///< CUDA graphs instantiated.
   int64_t memcpy_h2d = 0;
   int64_t memcpy_d2h = 0;
   int64_t memcpy_d2d = 0;
@@ -89,22 +89,22 @@ struct CuptiStats {
   int64_t bytes_d2d = 0;
   int64_t memsets = 0;
   int64_t syncs = 0;
-  double kernel_ms = 0.0;             ///< Sum of kernel durations.
-  int64_t dropped = 0;                ///< Activity records CUPTI dropped.
+  double kernel_ms = 0.0;  ///< Sum of kernel durations.
+  int64_t dropped = 0;     ///< Activity records CUPTI dropped.
 };
 
 /// One training step.
 struct StepRecord {
-  int64_t step = 0;           ///< Global step, from 0.
-  int phase = 1;              ///< Training phase, from 1.
-  int epoch = 0;              ///< Epoch within the phase, from 0.
-  int64_t step_in_phase = 0;  ///< Step within the phase, from 0.
-  double wall_ms = 0.0;       ///< Wall time of the step, device work included on CUDA.
-  std::optional<double> device_ms;  ///< Device time (CUDA events), when measured.
-  double loss = 0.0;                ///< Total weighted loss.
-  std::vector<double> head_losses;  ///< Unweighted loss per head.
-  std::vector<double> loss_weights; ///< Loss weights in effect.
-  double lr = 0.0;                  ///< lr in effect in the optimizer.
+  int64_t step = 0;                  ///< Global step, from 0.
+  int phase = 1;                     ///< Training phase, from 1.
+  int epoch = 0;                     ///< Epoch within the phase, from 0.
+  int64_t step_in_phase = 0;         ///< Step within the phase, from 0.
+  double wall_ms = 0.0;              ///< Wall time of the step, device work included on CUDA.
+  std::optional<double> device_ms;   ///< Device time (CUDA events), when measured.
+  double loss = 0.0;                 ///< Total weighted loss.
+  std::vector<double> head_losses;   ///< Unweighted loss per head.
+  std::vector<double> loss_weights;  ///< Loss weights in effect.
+  double lr = 0.0;                   ///< lr in effect in the optimizer.
   std::optional<DispatchStats> dispatch;
   std::optional<JitStats> jit;
   std::optional<OptimizerStats> optimizer;
@@ -114,7 +114,15 @@ struct StepRecord {
 };
 
 /// Kinds of event; the string form is what the run file holds.
-enum class EventKind { kPhaseStart, kCompile, kLrChange, kLossWeightsChange, kOptimizerRebuild, kAlert, kNote };
+enum class EventKind {
+  kPhaseStart,
+  kCompile,
+  kLrChange,
+  kLossWeightsChange,
+  kOptimizerRebuild,
+  kAlert,
+  kNote
+};
 
 /// Name of an event kind in the run file ("phase_start", "compile", ...).
 const char* to_string(EventKind kind);
@@ -124,9 +132,9 @@ std::optional<EventKind> parse_event_kind(const std::string& name);
 /// Something that happened at a step: a phase start, a compile with its reason, an alert...
 struct EventRecord {
   EventKind kind = EventKind::kNote;
-  int64_t step = 0;           ///< Global step the event precedes or belongs to.
+  int64_t step = 0;  ///< Global step the event precedes or belongs to.
   int phase = 1;
-  std::string reason;         ///< Human-readable reason or message.
+  std::string reason;                                ///< Human-readable reason or message.
   nlohmann::json detail = nlohmann::json::object();  ///< Kind-specific fields.
 };
 
@@ -141,7 +149,7 @@ struct RunHeader {
   std::string torch_version;
   bool cuda_available = false;
   Availability cupti;
-  std::string step_timing;        ///< How wall_ms is taken, e.g. "host clock, sync at step end".
+  std::string step_timing;  ///< How wall_ms is taken, e.g. "host clock, sync at step end".
   nlohmann::json config = nlohmann::json::object();  ///< Full configuration.
   nlohmann::json probes = nlohmann::json::object();  ///< Probe name -> {available, reason}.
   uint64_t seed = 0;

@@ -60,6 +60,9 @@ class RunFileSink : public RecordSink {
   RunWriter writer_;
 };
 
+/// The run header's fields as a JSON object (schema first), as the run file and reports carry it.
+nlohmann::ordered_json run_header_json(const RunHeader& header);
+
 /// Formats records as single JSON lines (without the trailing newline), as RunWriter writes them.
 std::string to_json_line(const RunHeader& header);
 std::string to_json_line(const StepRecord& step);

@@ -3,16 +3,16 @@
 /// Configuration of the two-phase trainer. Torch-free: validated and serialised without LibTorch.
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace recompdiag {
 
 /// How the phase switch changes loss weights and lr.
 enum class TrainMode {
-  kRecompile,  ///< Loss weights baked into the compiled step; recompile and rebuild Adam at the switch.
+  kRecompile,  ///< Loss weights baked into the compiled step; recompile and rebuild Adam at the
+               ///< switch.
   kMutable,    ///< Loss weights in a tensor, lr set in place; nothing recompiled at the switch.
 };
 
@@ -56,14 +56,14 @@ struct TrainConfig {
   int input_size = 8;
   int hidden = 32;
   int num_classes = 5;
-  std::string rnn = "gru";  ///< "gru" or "lstm".
-  double clip_value = 0.1;  ///< Keras clipvalue: element-wise gradient clipping.
+  std::string rnn = "gru";     ///< "gru" or "lstm".
+  double clip_value = 0.1;     ///< Keras clipvalue: element-wise gradient clipping.
   double adam_epsilon = 1e-7;  ///< Keras's Adam epsilon (LibTorch's default is 1e-8).
   PlateauOptions plateau;
   std::string device = "auto";  ///< "auto", "cpu", "cuda" or "cuda:N".
   uint64_t seed = 42;
-  int threads = 0;  ///< Intra-op threads; 0 keeps LibTorch's default.
-  bool monitor = true;  ///< Attach the health monitor and its probes.
+  int threads = 0;         ///< Intra-op threads; 0 keeps LibTorch's default.
+  bool monitor = true;     ///< Attach the health monitor and its probes.
   bool log_alerts = true;  ///< The monitor writes one line per alert to stderr.
   /// The dispatcher probe observes every Nth step in steady state (and every step for a while
   /// at the start and after each compile or phase switch); 1 observes every step.
@@ -80,6 +80,7 @@ struct TrainConfig {
 /// Parses "a,b,c" into numbers; throws InputError naming `flag` on anything else.
 std::vector<double> parse_number_list(const std::string& text, const std::string& flag);
 /// Parses "0.7,0.3:0.99,0.01" into per-phase weight lists.
-std::vector<std::vector<double>> parse_phase_weights(const std::string& text, const std::string& flag);
+std::vector<std::vector<double>> parse_phase_weights(const std::string& text,
+                                                     const std::string& flag);
 
 }  // namespace recompdiag

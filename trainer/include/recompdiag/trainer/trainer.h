@@ -19,7 +19,7 @@ namespace recompdiag {
 /// What a finished run leaves besides its records, for tests and benchmarks.
 struct TrainResult {
   RunSummary summary;
-  std::vector<float> final_parameters;        ///< All parameters, flattened in model order.
+  std::vector<float> final_parameters;          ///< All parameters, flattened in model order.
   std::vector<int64_t> adam_step_at_phase_end;  ///< Adam step counter of the first parameter.
   int64_t compiles = 0;
 };
@@ -42,9 +42,10 @@ class TwoPhaseTrainer {
   void add_sink(RecordSink& sink);
   /// Prints a Keras-like progress line per epoch to stdout (when it is a terminal).
   void set_progress(bool on);
-  /// Called before every epoch (before a phase's setup for its first epoch), outside step timing; the time spent in it is left out of the
-  /// summary's elapsed time. `recompdiag ab` uses it to make two runs take turns epoch by epoch,
-  /// so that a machine getting faster or slower affects both alike.
+  /// Called before every epoch (before a phase's setup for its first epoch), outside step timing;
+  /// the time spent in it is left out of the summary's elapsed time. `recompdiag ab` uses it to
+  /// make two runs take turns epoch by epoch, so that a machine getting faster or slower affects
+  /// both alike.
   void set_epoch_barrier(std::function<void()> barrier);
 
   /// The header the run will write: mode, devices, versions, config, probe availability.
