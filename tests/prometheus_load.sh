@@ -26,15 +26,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() {
-  local port
-  for _ in $(seq 1 200); do
-    port=$((20000 + RANDOM % 30000))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return; fi
-  done
-  echo "no free loopback port found" >&2
-  exit 1
-}
+source "$(dirname "$0")/free_port.sh"
 
 # mean and median wall_ms of the step records of a run file; steps of the first 10% dropped
 # (compile and warm-up).

@@ -63,17 +63,20 @@ void metadata(TraceOut& t, int pid, int tid, const char* what, const std::string
   t.raw("}}");
 }
 
-void slice(TraceOut& t, int pid, int tid, const std::string& name, double ts_us, double dur_us,
-           const std::string& args_json) {
+// The fields every event starts with: `{"ph":...` up to the timestamp.
+void event_head(TraceOut& t, const char* ph_fields, int pid, int tid, double ts_us) {
   t.begin_event();
-  t.raw("{\"ph\":\"X\",\"pid\":");
+  t.raw(ph_fields);
+  t.raw(",\"pid\":");
   t.num(static_cast<int64_t>(pid));
   t.raw(",\"tid\":");
   t.num(static_cast<int64_t>(tid));
   t.raw(",\"ts\":");
   t.num(ts_us);
-  t.raw(",\"dur\":");
-  t.num(dur_us);
+}
+
+// The name, the optional args object, and the closing brace.
+void event_tail(TraceOut& t, const std::string& name, const std::string& args_json) {
   t.raw(",\"name\":");
   t.str(name);
   if (!args_json.empty()) {
@@ -83,24 +86,21 @@ void slice(TraceOut& t, int pid, int tid, const std::string& name, double ts_us,
   t.raw("}");
 }
 
+void slice(TraceOut& t, int pid, int tid, const std::string& name, double ts_us, double dur_us,
+           const std::string& args_json) {
+  event_head(t, "{\"ph\":\"X\"", pid, tid, ts_us);
+  t.raw(",\"dur\":");
+  t.num(dur_us);
+  event_tail(t, name, args_json);
+}
+
 void instant(TraceOut& t, int pid, int tid, const std::string& name, const char* cat, double ts_us,
              const std::string& args_json) {
-  t.begin_event();
-  t.raw("{\"ph\":\"i\",\"s\":\"t\",\"pid\":");
-  t.num(static_cast<int64_t>(pid));
-  t.raw(",\"tid\":");
-  t.num(static_cast<int64_t>(tid));
-  t.raw(",\"ts\":");
-  t.num(ts_us);
+  event_head(t, "{\"ph\":\"i\",\"s\":\"t\"", pid, tid, ts_us);
   t.raw(",\"cat\":\"");
   t.raw(cat);
-  t.raw("\",\"name\":");
-  t.str(name);
-  if (!args_json.empty()) {
-    t.raw(",\"args\":");
-    t.raw(args_json.c_str());
-  }
-  t.raw("}");
+  t.raw("\"");
+  event_tail(t, name, args_json);
 }
 
 constexpr int kStepsTrack = 1;
