@@ -284,3 +284,29 @@ TEST_CASE("a steady state that drifts while the run goes draws a warning") {
   CHECK(c.b.phases[0].drift_ratio == doctest::Approx(1.3).epsilon(0.05));
   CHECK(c.a.phases[0].drift_ratio == doctest::Approx(1.0).epsilon(0.05));
 }
+
+TEST_CASE("compare: expected configuration differences are listed but not warned about") {
+  test::TempDir dir;
+  SyntheticRunOptions a;
+  a.phase_steps = {60, 60};
+  SyntheticRunOptions b = a;
+  b.mode = "mutable";
+  write_synthetic_run(dir.file("a.jsonl"), a);
+  write_synthetic_run(dir.file("b.jsonl"), b);
+  const RunFile ra = read_run_file(dir.file("a.jsonl"));
+  const RunFile rb = read_run_file(dir.file("b.jsonl"));
+  auto config_warning = [](const Comparison& c) {
+    for (const auto& w : c.warnings)
+      if (contains(w, "configurations differ")) return w;
+    return std::string();
+  };
+  Comparison plain = compare_runs(ra, rb);
+  CHECK(contains(config_warning(plain), "mode: recompile vs mutable"));
+  CompareOptions o;
+  o.expected_differences = {"mode", "optimizer_handoff", "config.mode", "config.optimizer_handoff"};
+  Comparison expected = compare_runs(ra, rb, o);
+  CHECK_MESSAGE(config_warning(expected).empty(), config_warning(expected));
+  bool listed = false;
+  for (const auto& d : expected.config_differences) listed |= d.key == "mode";
+  CHECK(listed);
+}

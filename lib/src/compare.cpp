@@ -1,5 +1,6 @@
 #include "recompdiag/core/compare.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -191,15 +192,22 @@ Comparison compare_runs(const RunFile& a, const RunFile& b, const CompareOptions
   }
 
   c.config_differences = diff_headers(a.header, b.header);
-  if (!c.config_differences.empty()) {
+  std::vector<const ConfigDifference*> unexpected;
+  for (const ConfigDifference& d : c.config_differences) {
+    const auto& expected = options.expected_differences;
+    if (std::find(expected.begin(), expected.end(), d.key) == expected.end()) {
+      unexpected.push_back(&d);
+    }
+  }
+  if (!unexpected.empty()) {
     std::string list;
-    for (size_t i = 0; i < c.config_differences.size(); ++i) {
-      const auto& d = c.config_differences[i];
+    for (size_t i = 0; i < unexpected.size(); ++i) {
       if (i == 6) {
-        list += ", ... (" + std::to_string(c.config_differences.size() - 6) + " more)";
+        list += ", ... (" + std::to_string(unexpected.size() - 6) + " more)";
         break;
       }
-      list += (i ? ", " : "") + d.key + ": " + d.a + " vs " + d.b;
+      list += (i ? ", " : "") + unexpected[i]->key + ": " + unexpected[i]->a + " vs " +
+              unexpected[i]->b;
     }
     c.warnings.push_back("the runs' configurations differ: " + list);
   }

@@ -184,6 +184,9 @@ void add_ab_command(CLI::App& app, CommandContext& ctx) {
     CompareOptions options;
     options.threshold = s.threshold_pct / 100.0;
     options.alpha = s.alpha;
+    // The modes and the handoff are what ab compares; every other difference is worth a warning.
+    options.expected_differences = {"mode", "optimizer_handoff", "config.mode",
+                                    "config.optimizer_handoff"};
     RunFile recompile = read_run_file(paths[0]);
     RunFile mutable_run = read_run_file(paths[1]);
     std::cout << reports::write_ab_reports(recompile, mutable_run, options, s.out_dir);

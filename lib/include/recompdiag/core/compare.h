@@ -25,6 +25,9 @@ struct CompareOptions {
   /// A steady state whose second half's median differs from its first half's by more than this
   /// fraction draws a warning: the runs' conditions changed while they ran.
   double drift_warning = 0.10;
+  /// Configuration keys that are meant to differ (e.g. "mode" in `recompdiag ab`): still listed
+  /// in Comparison::config_differences, but not warned about.
+  std::vector<std::string> expected_differences;
   stats::BootstrapOptions bootstrap;
   AnalysisOptions analysis;
 };
