@@ -120,30 +120,34 @@ nlohmann::json TrainConfig::to_json() const {
   for (const PhaseConfig& p : phases) {
     phases_json.push_back({{"epochs", p.epochs}, {"loss_weights", p.loss_weights}, {"lr", p.lr}});
   }
-  return {{"mode", to_string(mode)},
-          {"optimizer_handoff", mode == TrainMode::kRecompile ? to_string(handoff) : "none"},
-          {"phases", phases_json},
-          {"steps_per_epoch", steps_per_epoch},
-          {"batch_size", batch_size},
-          {"seq_len", seq_len},
-          {"input_size", input_size},
-          {"hidden", hidden},
-          {"num_classes", num_classes},
-          {"rnn", rnn},
-          {"clip_value", clip_value},
-          {"adam", {{"beta1", 0.9}, {"beta2", 0.999}, {"epsilon", adam_epsilon}}},
-          {"plateau",
-           {{"factor", plateau.factor},
-            {"patience", plateau.patience},
-            {"min_delta", plateau.min_delta},
-            {"cooldown", plateau.cooldown},
-            {"min_lr", plateau.min_lr},
-            {"monitor", "epoch loss"}}},
-          {"device", device},
-          {"seed", seed},
-          {"threads", threads},
-          {"monitor", monitor},
-          {"dispatch_sample_every", dispatch_sample_every}};
+  nlohmann::json out = {
+      {"mode", to_string(mode)},
+      {"optimizer_handoff", mode == TrainMode::kRecompile ? to_string(handoff) : "none"},
+      {"phases", phases_json},
+      {"steps_per_epoch", steps_per_epoch},
+      {"batch_size", batch_size},
+      {"seq_len", seq_len},
+      {"input_size", input_size},
+      {"hidden", hidden},
+      {"num_classes", num_classes},
+      {"rnn", rnn},
+      {"clip_value", clip_value},
+      {"adam", {{"beta1", 0.9}, {"beta2", 0.999}, {"epsilon", adam_epsilon}}},
+      {"plateau",
+       {{"factor", plateau.factor},
+        {"patience", plateau.patience},
+        {"min_delta", plateau.min_delta},
+        {"cooldown", plateau.cooldown},
+        {"min_lr", plateau.min_lr},
+        {"monitor", "epoch loss"}}},
+      {"device", device},
+      {"seed", seed},
+      {"threads", threads},
+      {"monitor", monitor},
+      {"dispatch_sample_every", dispatch_sample_every}};
+  // Only a run with faults names them, so healthy runs' headers stay as they were.
+  if (!faults.empty()) out["faults"] = faults.to_json();
+  return out;
 }
 
 int64_t TrainConfig::total_steps() const {

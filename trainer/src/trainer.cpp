@@ -201,6 +201,15 @@ TwoPhaseTrainer::TwoPhaseTrainer(TrainConfig config) : impl_(std::make_unique<Im
   m.config = std::move(config);
   const TrainConfig& c = m.config;
   m.device = torch::Device(resolve_device(c.device));
+  for (FaultKind kind : c.faults.kinds) {
+    const FaultInfo& info = fault_info(kind);
+    if (info.needs_cuda && !m.device.is_cuda()) {
+      throw InputError(std::string("--fault ") + info.name + " needs CUDA (the model is on " +
+                       m.device.str() + ")");
+    }
+    // Until each fault is injected for real, naming it must not silently give a healthy run.
+    throw InputError(std::string("--fault ") + info.name + " is not implemented yet");
+  }
   if (c.threads > 0) torch::set_num_threads(c.threads);
 
   torch::manual_seed(c.seed);

@@ -125,6 +125,11 @@ void add_ab_command(CLI::App& app, CommandContext& ctx) {
   add_metrics_flags(*cmd, state->metrics);
   cmd->callback([state, &ctx] {
     AbCommand& s = *state;
+    if (wants_fault_list(s.flags)) {
+      print_fault_catalogue(std::cout);
+      ctx.exit_code = 0;
+      return;
+    }
     TrainConfig config = to_config(s.flags);
     if (!(s.threshold_pct >= 0)) throw InputError("--threshold must be >= 0");
     if (!(s.alpha > 0 && s.alpha < 1)) throw InputError("--alpha must be in (0, 1)");

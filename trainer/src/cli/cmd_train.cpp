@@ -36,6 +36,11 @@ void add_train_command(CLI::App& app, CommandContext& ctx) {
   add_metrics_flags(*cmd, cmd_state->metrics);
   cmd->callback([cmd_state, &ctx] {
     TrainCommand& s = *cmd_state;
+    if (wants_fault_list(s.flags)) {
+      print_fault_catalogue(std::cout);
+      ctx.exit_code = 0;
+      return;
+    }
     TrainConfig config = to_config(s.flags);
     config.mode = parse_train_mode(s.mode);
     // Everything is validated (and the device resolved) before the run file is created, so bad

@@ -52,13 +52,18 @@ void add_train_flags(CLI::App& cmd, TrainFlags& f) {
                  "Dispatcher probe: observe every Nth step in steady state (every step for 20 "
                  "steps at the start and after each compile or phase switch); 1 = every step")
       ->capture_default_str();
+  cmd.add_option("--fault", f.faults,
+                 "Inject faults, comma-separated (NAME or NAME=VALUE); 'list' describes each");
   cmd.add_flag("--quiet", f.quiet, "No progress lines");
   cmd.add_flag("--no-monitor", f.no_monitor,
                "Run without the health monitor and its probes (the baseline to time)");
 }
 
+bool wants_fault_list(const TrainFlags& flags) { return flags.faults == "list"; }
+
 TrainConfig to_config(const TrainFlags& f) {
   TrainConfig c = f.config;
+  c.faults = parse_faults(f.faults);
   c.handoff = parse_optimizer_handoff(f.handoff);
   c.monitor = !f.no_monitor;
   std::vector<double> epochs = parse_number_list(f.epochs, "--epochs");

@@ -14,6 +14,7 @@ struct TrainFlags {
   std::string loss_weights = "0.7,0.3:0.99,0.01";
   std::string lr = "0.01,0.001";
   std::string handoff = "fresh";
+  std::string faults;  // "--fault list" is handled by the command before to_config()
   TrainConfig config;  // everything with a plain one-to-one flag
   bool quiet = false;
   bool no_monitor = false;
@@ -21,6 +22,9 @@ struct TrainFlags {
 
 /// Declares the model, data and schedule flags on `cmd`.
 void add_train_flags(CLI::App& cmd, TrainFlags& flags);
+
+/// True when `--fault list` was given: the command prints the catalogue and exits 0.
+bool wants_fault_list(const TrainFlags& flags);
 
 /// Builds and validates the config; throws InputError for bad values.
 TrainConfig to_config(const TrainFlags& flags);

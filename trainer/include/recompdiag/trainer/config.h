@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "recompdiag/trainer/faults.h"
+
 namespace recompdiag {
 
 /// How the phase switch changes loss weights and lr.
@@ -68,6 +70,8 @@ struct TrainConfig {
   /// The dispatcher probe observes every Nth step in steady state (and every step for a while
   /// at the start and after each compile or phase switch); 1 observes every step.
   int dispatch_sample_every = 10;
+  /// Faults to inject (faults.h); empty for a healthy run.
+  FaultSet faults;
 
   /// Throws InputError with one clear sentence for the first invalid value.
   void validate() const;

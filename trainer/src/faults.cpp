@@ -1,0 +1,149 @@
+#include "recompdiag/trainer/faults.h"
+
+#include <algorithm>
+#include <cmath>
+#include <ostream>
+#include <sstream>
+
+#include "recompdiag/core/error.h"
+
+namespace recompdiag {
+
+const std::vector<FaultInfo>& fault_catalogue() {
+  static const std::vector<FaultInfo> catalogue = {
+      {FaultKind::kRecompileStorm, "recompile-storm", false, false,
+       "the lr that ReduceLROnPlateau sets is baked into the compiled step, so the step is "
+       "recompiled every epoch",
+       "a JIT compile after warm-up every epoch (compile_after_warmup), named as the cause of "
+       "each epoch's first slow steps"},
+      {FaultKind::kFreshOptimizer, "fresh-optimizer", false, false,
+       "recompile at the switch and rebuild Adam with empty state",
+       "optimizer_state_reset at the switch; a training-quality regression, no time regression"},
+      {FaultKind::kLrTrap, "lr-trap", false, false,
+       "the new lr is written to a copy of the optimizer options: the old lr stays in effect",
+       "lr_not_in_effect from the switch on; a training-quality regression, no time regression"},
+      {FaultKind::kStateDtype, "state-dtype", false, false,
+       "the migrated Adam moments land in float64: double-precision optimizer steps",
+       "optimizer_state_off_device (dtype mismatch) from the switch on"},
+      {FaultKind::kHostSync, "host-sync", false, false,
+       "a host read of the loss inside every training step, besides the recorder's marked read",
+       "host_syncs: one extra sync per step"},
+      {FaultKind::kDeopt, "deopt", false, false,
+       "the recompiled step runs without the graph executor's optimized plan",
+       "phase 2 persistently slower, with no optimized plan built after the recompile"},
+      {FaultKind::kLeak, "leak", false, false,
+       "every recompile keeps the previous compiled unit and optimizer alive",
+       "memory_growth: resident memory grows with each recompile"},
+      {FaultKind::kStateOnHost, "state-on-host", true, false,
+       "Adam state migrated to the CPU while the parameters stay on the GPU",
+       "optimizer_state_off_device from the switch on"},
+      {FaultKind::kOpsOnHost, "ops-on-host", true, false,
+       "the loss is computed from host copies, with copies both ways every step",
+       "host_ops and cross_device_copies every step"},
+      {FaultKind::kExtraWork, "extra-work", false, true,
+       "extra-work=P: real extra computation costing about P percent of a step (for power "
+       "measurements)",
+       "a steady-state regression of about P percent with no probe signal"},
+  };
+  return catalogue;
+}
+
+const FaultInfo& fault_info(FaultKind kind) {
+  for (const FaultInfo& f : fault_catalogue()) {
+    if (f.kind == kind) return f;
+  }
+  throw std::logic_error("fault kind missing from the catalogue");
+}
+
+bool FaultSet::has(FaultKind kind) const {
+  return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
+}
+
+bool FaultSet::needs_cuda() const {
+  return std::any_of(kinds.begin(), kinds.end(),
+                     [](FaultKind k) { return fault_info(k).needs_cuda; });
+}
+
+std::string FaultSet::to_string() const {
+  std::string out;
+  for (const std::string& name : to_json().get<std::vector<std::string>>()) {
+    out += (out.empty() ? "" : ",") + name;
+  }
+  return out;
+}
+
+nlohmann::json FaultSet::to_json() const {
+  nlohmann::json out = nlohmann::json::array();
+  for (FaultKind k : kinds) {
+    std::string name = fault_info(k).name;
+    if (k == FaultKind::kExtraWork) {
+      std::ostringstream v;
+      v << extra_work_pct;
+      name += "=" + v.str();
+    }
+    out.push_back(name);
+  }
+  return out;
+}
+
+namespace {
+
+std::string accepted_names() {
+  std::string out;
+  for (const FaultInfo& f : fault_catalogue()) {
+    out += (out.empty() ? "" : ", ") + std::string(f.name) + (f.takes_value ? "=P" : "");
+  }
+  return out;
+}
+
+}  // namespace
+
+FaultSet parse_faults(const std::string& text, const std::string& flag) {
+  FaultSet out;
+  if (text.empty()) return out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const size_t eq = item.find('=');
+    const std::string name = item.substr(0, eq);
+    const FaultInfo* info = nullptr;
+    for (const FaultInfo& f : fault_catalogue()) {
+      if (name == f.name) info = &f;
+    }
+    if (!info) {
+      throw InputError(flag + ": unknown fault '" + name + "' (expected one of " +
+                       accepted_names() + "; '--fault list' describes them)");
+    }
+    if (out.has(info->kind)) throw InputError(flag + ": fault '" + name + "' is given twice");
+    if (!info->takes_value && eq != std::string::npos) {
+      throw InputError(flag + ": fault '" + name + "' takes no value");
+    }
+    if (info->kind == FaultKind::kExtraWork) {
+      const std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+      size_t used = 0;
+      double pct = 0.0;
+      try {
+        pct = std::stod(value, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != value.size() || !(pct > 0.0 && pct <= 1000.0)) {
+        throw InputError(flag + ": extra-work takes a percent of the step in (0, 1000], as " +
+                         "extra-work=10; got '" + item + "'");
+      }
+      out.extra_work_pct = pct;
+    }
+    out.kinds.push_back(info->kind);
+  }
+  if (text.back() == ',') throw InputError(flag + ": expected a comma-separated list of faults");
+  return out;
+}
+
+void print_fault_catalogue(std::ostream& out) {
+  for (const FaultInfo& f : fault_catalogue()) {
+    out << f.name << (f.takes_value ? "=P" : "") << (f.needs_cuda ? "  (needs CUDA)" : "")
+        << "\n    does:      " << f.does << "\n    diagnosis: " << f.diagnosis << "\n";
+  }
+}
+
+}  // namespace recompdiag
