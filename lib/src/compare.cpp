@@ -100,6 +100,21 @@ PhaseComparison compare_phase(const PhaseAnalysis& pa, const PhaseAnalysis& pb,
 
 }  // namespace
 
+void CompareOptions::validate() const {
+  if (!(threshold >= 0.0 && threshold < 1.0)) {
+    throw InputError("--threshold must be a percentage in [0, 100), got " +
+                     fmt("%g", threshold * 100.0));
+  }
+  if (!(alpha > 0.0 && alpha < 1.0))
+    throw InputError("--alpha must be in (0, 1), got " + fmt("%g", alpha));
+  if (!(bootstrap.confidence > 0.0 && bootstrap.confidence < 1.0)) {
+    throw InputError("--confidence must be in (0, 1), got " + fmt("%g", bootstrap.confidence));
+  }
+  if (bootstrap.resamples < 1) {
+    throw InputError("--resamples must be >= 1, got " + std::to_string(bootstrap.resamples));
+  }
+}
+
 const char* to_string(Verdict verdict) {
   switch (verdict) {
     case Verdict::kNoChange:

@@ -3,7 +3,6 @@
 #include <future>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include "cli/commands.h"
 #include "recompdiag/core/compare.h"
@@ -28,12 +27,6 @@ struct CompareCommand {
   std::string trace;
 };
 
-std::string format_number(double v) {
-  std::ostringstream out;
-  out << v;
-  return out.str();
-}
-
 // The format: --format when given, else the --out file's extension (.html, .json), else md.
 reports::ReportFormat report_format(const CompareCommand& s) {
   if (!s.format_given && !s.out.empty()) {
@@ -48,16 +41,10 @@ reports::ReportFormat report_format(const CompareCommand& s) {
 }
 
 CompareOptions to_options(const CompareCommand& s) {
-  if (!(s.threshold_pct >= 0.0 && s.threshold_pct < 100.0)) {
-    throw InputError("--threshold must be a percentage in [0, 100), got " +
-                     format_number(s.threshold_pct));
-  }
-  if (!(s.alpha > 0.0 && s.alpha < 1.0)) {
-    throw InputError("--alpha must be in (0, 1), got " + format_number(s.alpha));
-  }
   CompareOptions o;
   o.threshold = s.threshold_pct / 100.0;
   o.alpha = s.alpha;
+  o.validate();
   return o;
 }
 

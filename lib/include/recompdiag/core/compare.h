@@ -30,6 +30,11 @@ struct CompareOptions {
   std::vector<std::string> expected_differences;
   stats::BootstrapOptions bootstrap;
   AnalysisOptions analysis;
+
+  /// Throws InputError naming the flag for the first value out of range: threshold in [0, 1)
+  /// (printed as the percentage `--threshold` takes), alpha and the bootstrap confidence in
+  /// (0, 1), at least one bootstrap resample. `compare` and `ab` both call it.
+  void validate() const;
 };
 
 /// What a comparison concludes.

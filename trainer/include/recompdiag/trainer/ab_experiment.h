@@ -1,0 +1,91 @@
+#pragma once
+/// \file
+/// An A/B experiment: runs of two training configs, each run in a fresh child process, either
+/// taking turns epoch by epoch (so a machine that speeds up or slows down affects both sides
+/// alike) or one after the other, repeated N times. The run files land in one directory; the
+/// caller compares them (compare.h). `recompdiag ab`, `ab --fault`, and the benches use it.
+///
+///     AbExperimentOptions options;
+///     options.b.name = "extra-work";
+///     options.b.config.faults = parse_faults("extra-work=10");
+///     options.out_dir = "gate-ab";
+///     options.repeats = 3;
+///     AbExperimentResult result = run_ab_experiment(options);
+///     if (result.exit_code == 0) { /* compare result.a_paths against result.b_paths */ }
+
+#include <string>
+#include <vector>
+
+#include "recompdiag/reports/prometheus_exporter.h"
+#include "recompdiag/trainer/config.h"
+
+namespace recompdiag {
+
+/// One side of an experiment.
+struct AbSide {
+  /// Names the side's run files: DIR/NAME.jsonl for one repeat, DIR/NAME-1.jsonl ... for more.
+  /// Letters, digits, '-', '_' and '.'; the two sides' names must differ.
+  std::string name;
+  TrainConfig config;
+};
+
+/// In which order an experiment's runs train.
+enum class AbSchedule {
+  kInterleaved,  ///< Each pair's two runs alive at once, taking turns epoch by epoch.
+  kSequential,   ///< A_1, B_1, A_2, B_2, ...: pairs one after the other.
+  kBlocked,      ///< Every A run, then every B run: what a CI comparing against a stored baseline
+                 ///< sees (the machine's drift between the blocks is not balanced out).
+};
+
+/// "interleaved", "sequential" or "blocked".
+const char* to_string(AbSchedule schedule);
+
+/// Settings of run_ab_experiment(). Plain data.
+struct AbExperimentOptions {
+  /// Side A, the baseline. Default: the scenario in `recompile` mode.
+  AbSide a{"recompile", TrainConfig{}};
+  /// Side B. Default: the scenario in `mutable` mode.
+  AbSide b{"mutable", [] {
+             TrainConfig c;
+             c.mode = TrainMode::kMutable;
+             return c;
+           }()};
+  /// Where the run files go (created when missing).
+  std::string out_dir = "recompdiag-ab";
+  /// Runs per side.
+  int repeats = 1;
+  AbSchedule schedule = AbSchedule::kInterleaved;
+  /// No progress lines and no per-run summary line.
+  bool quiet = false;
+  /// Live metrics of every run (off when no address or gateway is set). Interleaved runs are
+  /// alive two at a time: with a fixed port, side B serves on the next port. Runs share one
+  /// `run` label (the out directory's name) unless one is set.
+  MetricsOptions metrics;
+
+  /// Throws InputError with one sentence for the first invalid value (both configs, names,
+  /// repeats, metrics options).
+  void validate() const;
+  /// The run file of `side` ('a' or 'b') in repeat `repeat` (1-based).
+  std::string run_path(char side, int repeat) const;
+  /// The header keys (as compare.h's ConfigDifference names them) in which the two sides'
+  /// configs differ by design: "config.mode", "mode", "config.faults", ... A comparison lists
+  /// them without warning.
+  std::vector<std::string> expected_differences() const;
+};
+
+/// What an experiment produced.
+struct AbExperimentResult {
+  std::vector<std::string> a_paths;  ///< Side A's run files, repeat 1 first.
+  std::vector<std::string> b_paths;
+  /// 0 when every run finished; else the first failed run's code (2: bad input, 1: the run
+  /// failed or was killed), which the CLI exits with. Runs after a failed one are not started.
+  int exit_code = 0;
+};
+
+/// Runs the experiment. Validates the options first (throws InputError, before any file exists),
+/// creates the out directory, then forks one child process per run; LibTorch is not touched in
+/// this process. Child errors are printed by the child as `recompdiag: error: ...` lines and show
+/// in the result's exit code. Not thread-safe (forks).
+AbExperimentResult run_ab_experiment(const AbExperimentOptions& options);
+
+}  // namespace recompdiag

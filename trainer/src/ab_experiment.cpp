@@ -1,0 +1,264 @@
+#include "recompdiag/trainer/ab_experiment.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "recompdiag/core/error.h"
+#include "recompdiag/core/run_io.h"
+#include "recompdiag/trainer/trainer.h"
+
+namespace recompdiag {
+
+namespace {
+
+/// Passes a one-byte token between the two runs of a pair so they train epoch by epoch in turn.
+/// Each end holds the read side of its own pipe and the write side of the other's; when the other
+/// run is gone (its write side closed), waiting returns at once.
+struct TurnToken {
+  int mine = -1;    // read: my turn
+  int theirs = -1;  // write: their turn
+  bool first = true;
+
+  void wait() {
+    if (!first) pass();
+    first = false;
+    char byte;
+    while (::read(mine, &byte, 1) < 0 && errno == EINTR) {
+    }
+  }
+  void pass() {
+    const char byte = 1;
+    while (::write(theirs, &byte, 1) < 0 && errno == EINTR) {
+    }
+  }
+};
+
+/// One run to start: what it trains, where it writes, how it is called in messages.
+struct RunSpec {
+  const TrainConfig* config = nullptr;
+  std::string path;
+  std::string label;  // "mutable", "extra-work run 2"
+  MetricsOptions metrics;
+};
+
+/// Starts one run in a child process, so each starts as cold as a real job does (no JIT,
+/// allocator or thread-pool state inherited from another run); LibTorch is not touched in this
+/// process before the fork. With a token, the child takes turns with the other run of its pair.
+pid_t start_child(const RunSpec& run, bool quiet, TurnToken* token,
+                  const std::vector<int>& close_fds) {
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  if (pid > 0) return pid;
+  for (int fd : close_fds) ::close(fd);
+  ::signal(SIGPIPE, SIG_IGN);  // the other run may have finished: passing the token is moot
+  int code = 0;
+  try {
+    TwoPhaseTrainer trainer(*run.config);
+    std::unique_ptr<RecordSink> metrics = make_metrics_sink(run.metrics);
+    RunFileSink file(run.path);
+    trainer.add_sink(file);
+    if (metrics) trainer.add_sink(*metrics);
+    trainer.set_progress(!quiet);
+    if (token) trainer.set_epoch_barrier([token] { token->wait(); });
+    TrainResult r = trainer.run();
+    if (token) token->pass();
+    if (!quiet) {
+      std::printf("recompdiag: %s run: %lld steps in %.1f s of training, %lld compile(s)\n",
+                  run.label.c_str(), static_cast<long long>(r.summary.steps), r.summary.elapsed_s,
+                  static_cast<long long>(r.compiles));
+    }
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "recompdiag: error: %s\n", e.what());
+    code = 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "recompdiag: error: %s run failed: %s\n", run.label.c_str(), e.what());
+    code = 1;
+  }
+  std::fflush(nullptr);
+  ::_exit(code);
+}
+
+/// Waits for a child; returns its exit code (1 when a signal ended it).
+int wait_child(pid_t pid, const std::string& label) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  std::fprintf(stderr, "recompdiag: error: %s run was killed by signal %d\n", label.c_str(),
+               WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  return 1;
+}
+
+/// Runs A and B of one pair at once, taking turns epoch by epoch; `b_first` gives B the first
+/// turn (alternated over repeats so neither side always warms the machine up).
+int run_interleaved_pair(const RunSpec& a, const RunSpec& b, bool b_first, bool quiet) {
+  int pa[2], pb[2];  // pa: A's turn, pb: B's turn
+  if (::pipe(pa) != 0) throw std::runtime_error("pipe failed");
+  if (::pipe(pb) != 0) {
+    ::close(pa[0]);
+    ::close(pa[1]);
+    throw std::runtime_error("pipe failed");
+  }
+  const char go = 1;
+  if (::write(b_first ? pb[1] : pa[1], &go, 1) != 1) throw std::runtime_error("pipe write failed");
+  TurnToken ta{pa[0], pb[1]};
+  TurnToken tb{pb[0], pa[1]};
+  pid_t ca = start_child(a, quiet, &ta, {pa[1], pb[0]});
+  pid_t cb = start_child(b, quiet, &tb, {pb[1], pa[0]});
+  for (int fd : {pa[0], pa[1], pb[0], pb[1]}) ::close(fd);
+  const int code_a = wait_child(ca, a.label);
+  const int code_b = wait_child(cb, b.label);
+  return code_a != 0 ? code_a : code_b;
+}
+
+void flatten(const nlohmann::json& j, const std::string& prefix,
+             std::map<std::string, std::string>& out) {
+  if (j.is_object() && !j.empty()) {
+    for (auto it = j.begin(); it != j.end(); ++it)
+      flatten(it.value(), prefix + "." + it.key(), out);
+    return;
+  }
+  out[prefix] = j.dump();
+}
+
+void check_side_name(const std::string& name) {
+  if (name.empty()) throw InputError("an A/B side needs a name (it names the run files)");
+  if (name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") !=
+          std::string::npos ||
+      name.front() == '.') {
+    throw InputError("A/B side name '" + name +
+                     "': use letters, digits, '-', '_' and '.' (it names the run files)");
+  }
+}
+
+}  // namespace
+
+const char* to_string(AbSchedule schedule) {
+  switch (schedule) {
+    case AbSchedule::kInterleaved:
+      return "interleaved";
+    case AbSchedule::kSequential:
+      return "sequential";
+    case AbSchedule::kBlocked:
+      return "blocked";
+  }
+  return "interleaved";
+}
+
+void AbExperimentOptions::validate() const {
+  a.config.validate();
+  b.config.validate();
+  check_side_name(a.name);
+  check_side_name(b.name);
+  if (a.name == b.name) {
+    throw InputError("the two A/B sides are both named '" + a.name +
+                     "'; their run files would collide");
+  }
+  if (repeats < 1) throw InputError("--repeats must be >= 1, got " + std::to_string(repeats));
+  if (out_dir.empty()) throw InputError("--out-dir must not be empty");
+  recompdiag::validate(metrics);
+}
+
+std::string AbExperimentOptions::run_path(char side, int repeat) const {
+  const std::string& name = side == 'a' ? a.name : b.name;
+  const std::string suffix = repeats == 1 ? "" : "-" + std::to_string(repeat);
+  return (std::filesystem::path(out_dir) / (name + suffix + ".jsonl")).string();
+}
+
+std::vector<std::string> AbExperimentOptions::expected_differences() const {
+  std::map<std::string, std::string> fa, fb;
+  flatten(a.config.to_json(), "config", fa);
+  flatten(b.config.to_json(), "config", fb);
+  std::set<std::string> keys;
+  for (const auto& [k, v] : fa) {
+    auto it = fb.find(k);
+    if (it == fb.end() || it->second != v) keys.insert(k);
+  }
+  for (const auto& [k, v] : fb) {
+    if (!fa.count(k)) keys.insert(k);
+  }
+  // The header repeats the mode and handoff outside the config; list those too.
+  if (keys.count("config.mode") || keys.count("config.optimizer_handoff")) {
+    keys.insert("mode");
+    keys.insert("optimizer_handoff");
+  }
+  return {keys.begin(), keys.end()};
+}
+
+AbExperimentResult run_ab_experiment(const AbExperimentOptions& options) {
+  options.validate();
+  std::error_code ec;
+  std::filesystem::create_directories(options.out_dir, ec);
+  if (ec) throw InputError("--out-dir " + options.out_dir + ": " + ec.message());
+
+  MetricsOptions metrics[2] = {options.metrics, options.metrics};
+  for (MetricsOptions& m : metrics) {
+    // All runs share one `run` label (the dashboard tells the sides apart by mode).
+    if (m.run_label.empty()) {
+      m.run_label = std::filesystem::path(options.out_dir).filename().string();
+    }
+  }
+  check_listen_address_free(metrics[0]);
+  const bool interleaved = options.schedule == AbSchedule::kInterleaved;
+  if (interleaved && !options.metrics.listen_addr.empty()) {
+    ListenAddress addr = parse_listen_address(options.metrics.listen_addr);
+    if (addr.port != 0) {
+      // Both runs of a pair are alive at once: side B serves on the next port.
+      metrics[1].listen_addr = addr.host + ":" + std::to_string(addr.port + 1);
+      check_listen_address_free(metrics[1]);
+      std::fprintf(stderr, "recompdiag: metrics of the %s runs at %s\n", options.b.name.c_str(),
+                   metrics[1].listen_addr.c_str());
+    }
+  }
+
+  AbExperimentResult result;
+  auto spec = [&](char side, int repeat, bool last) {
+    const AbSide& s = side == 'a' ? options.a : options.b;
+    RunSpec r;
+    r.config = &s.config;
+    r.path = options.run_path(side, repeat);
+    r.label = options.repeats == 1 ? s.name : s.name + " run " + std::to_string(repeat);
+    r.metrics = metrics[side == 'a' ? 0 : 1];
+    if (!last) r.metrics.hold_seconds = 0;  // don't hold up the next run
+    (side == 'a' ? result.a_paths : result.b_paths).push_back(r.path);
+    return r;
+  };
+  const int n = options.repeats;
+  auto run_one = [&](const RunSpec& r) {
+    return wait_child(start_child(r, options.quiet, nullptr, {}), r.label);
+  };
+  switch (options.schedule) {
+    case AbSchedule::kInterleaved:
+      for (int i = 1; i <= n && result.exit_code == 0; ++i) {
+        result.exit_code = run_interleaved_pair(spec('a', i, i == n), spec('b', i, i == n),
+                                                i % 2 == 0, options.quiet);
+      }
+      break;
+    case AbSchedule::kSequential:
+      for (int i = 1; i <= n && result.exit_code == 0; ++i) {
+        result.exit_code = run_one(spec('a', i, false));
+        if (result.exit_code == 0) result.exit_code = run_one(spec('b', i, i == n));
+      }
+      break;
+    case AbSchedule::kBlocked:
+      for (char side : {'a', 'b'}) {
+        for (int i = 1; i <= n && result.exit_code == 0; ++i) {
+          result.exit_code = run_one(spec(side, i, side == 'b' && i == n));
+        }
+      }
+      break;
+  }
+  return result;
+}
+
+}  // namespace recompdiag
