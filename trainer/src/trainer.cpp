@@ -10,6 +10,7 @@
 #include <ctime>
 #include <functional>
 
+#include "detail/extra_work.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/version.h"
 #include "recompdiag/probes/monitor.h"
@@ -92,7 +93,8 @@ struct TwoPhaseTrainer::Impl {
       for (RecordSink* s : *sinks) s->on_event(e);
     }
   } fan_out;
-  std::unique_ptr<Monitor> monitor;  // null with --no-monitor
+  std::unique_ptr<Monitor> monitor;               // null with --no-monitor
+  std::unique_ptr<detail::ExtraWork> extra_work;  // the extra-work fault; null when healthy
 
   /// Records an event: through the monitor when it runs (so its rules know compile reasons and
   /// phases), straight to the sinks when it does not.
@@ -206,6 +208,10 @@ TwoPhaseTrainer::TwoPhaseTrainer(TrainConfig config) : impl_(std::make_unique<Im
     if (info.needs_cuda && !m.device.is_cuda()) {
       throw InputError(std::string("--fault ") + info.name + " needs CUDA (the model is on " +
                        m.device.str() + ")");
+    }
+    if (kind == FaultKind::kExtraWork) {
+      m.extra_work = std::make_unique<detail::ExtraWork>(c.faults.extra_work_pct);
+      continue;
     }
     // Until each fault is injected for real, naming it must not silently give a healthy run.
     throw InputError(std::string("--fault ") + info.name + " is not implemented yet");
@@ -327,6 +333,7 @@ TrainResult TwoPhaseTrainer::run() {
         const auto t0 = Clock::now();
         float host[3];
         m.train_step(static_cast<size_t>(b), weights_arg, host);
+        if (m.extra_work) m.extra_work->after_step(ms_between(t0, Clock::now()));
         const auto t1 = Clock::now();
 
         rec.step = global_step;

@@ -1,0 +1,50 @@
+#pragma once
+// The `extra-work=P` fault: real computation (a chain of small matrix products on the host, not a
+// sleep) inside the timed step, sized to cost about P percent of the healthy step. Private to the
+// trainer; trainer.cpp calls after_step() once per step, inside the step's timing. Plain C++ on
+// one thread, not LibTorch ops: the fault adds time, not op signatures or dispatcher events that
+// would give it away to the probes, and its cost does not depend on the intra-op thread pool.
+
+#include <cstdint>
+#include <vector>
+
+namespace recompdiag::detail {
+
+/// Calibrates itself on the run's own steps, then adds the same amount of work to every step.
+///
+/// Steps 0-4 (compile, profiling runs) are left alone; steps 5-14 are timed without extra work
+/// and their median is the healthy step time. Then one unit of work (a 32x32 double matrix
+/// product) is timed, and every later step runs round(P/100 x median / unit) units. The work is a
+/// fixed amount of computation from then on, so it slows down and speeds up with the machine as
+/// the step does: a real regression, not a fixed delay. On a CUDA model the work still runs on
+/// the host, after the step's loss read. Not thread-safe; neither copyable nor movable.
+class ExtraWork {
+ public:
+  /// `percent` of the healthy step time to add; > 0.
+  explicit ExtraWork(double percent);
+  ~ExtraWork();
+  ExtraWork(const ExtraWork&) = delete;
+  ExtraWork& operator=(const ExtraWork&) = delete;
+  ExtraWork(ExtraWork&&) = delete;
+  ExtraWork& operator=(ExtraWork&&) = delete;
+
+  /// Called once per step, inside its timing, after the training work that took `step_ms`.
+  void after_step(double step_ms);
+
+  /// Units of work each step runs once calibrated (0 before).
+  int64_t units() const { return units_; }
+
+ private:
+  void calibrate();
+  void run_units(int64_t n);
+
+  double percent_;
+  int64_t steps_seen_ = 0;
+  int64_t units_ = 0;
+  std::vector<double> healthy_ms_;
+  std::vector<double> x_;  // the chain's state: each product's result feeds the next
+  std::vector<double> w_;
+  std::vector<double> tmp_;
+};
+
+}  // namespace recompdiag::detail
