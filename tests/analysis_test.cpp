@@ -14,7 +14,7 @@ RunFile make_run(const std::vector<std::vector<double>>& phases_ms) {
   RunFile run;
   run.path = "mem.jsonl";
   run.header.mode = "recompile";
-  run.header.config = {{"optimizer", "adam"}};
+  run.header.optimizer = "Adam";
   int64_t step = 0;
   for (size_t p = 0; p < phases_ms.size(); ++p) {
     const int phase = static_cast<int>(p) + 1;
@@ -215,6 +215,7 @@ TEST_CASE(
   // A profiling run at normal speed, then the plan build: only steps 51-52 are slow, but the
   // compile is logged at step 50. The warm-up holds all three, so the stretch names the compile.
   RunFile run = make_run({steady(50, 10), concat({10, 19, 29}, steady(50, 10))});
+  run.header.optimizer = "Adam";  // the header names it; the config layout is not consulted
   run.header.config = {{"adam", {{"beta1", 0.9}}}};
   run.events.push_back({EventKind::kCompile, 50, 2, "phase 2: loss weights changed", {}});
   run.steps[50].optimizer->state_reset = true;

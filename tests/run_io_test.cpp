@@ -31,6 +31,7 @@ RunHeader sample_header() {
   h.tool_version = "test";
   h.mode = "mutable";
   h.optimizer_handoff = "none";
+  h.optimizer = "Adam";
   h.device_requested = "auto";
   h.device_used = "cpu";
   h.config = {{"epochs", {2, 1}}};
@@ -99,6 +100,7 @@ TEST_CASE("the writer produces a file the reader loads whole") {
   }
   RunFile f = read_run_file(path);
   CHECK(f.header.mode == "mutable");
+  CHECK(f.header.optimizer == "Adam");
   CHECK(f.steps.size() == 5);
   REQUIRE(f.events.size() == 1);
   CHECK(f.events[0].kind == EventKind::kCompile);

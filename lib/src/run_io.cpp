@@ -201,6 +201,7 @@ nlohmann::ordered_json run_header_json(const RunHeader& h) {
           {"tool_version", h.tool_version},
           {"mode", h.mode},
           {"optimizer_handoff", h.optimizer_handoff},
+          {"optimizer", h.optimizer},
           {"device_requested", h.device_requested},
           {"device_used", h.device_used},
           {"torch_version", h.torch_version},
@@ -441,6 +442,7 @@ RunHeader read_header(const element& e) {
   h.tool_version = str("tool_version");
   h.mode = str("mode");
   h.optimizer_handoff = str("optimizer_handoff");
+  h.optimizer = str("optimizer");
   h.device_requested = str("device_requested");
   h.device_used = str("device_used");
   h.torch_version = str("torch_version");

@@ -32,6 +32,7 @@ void write_synthetic_run(const std::string& path, const SyntheticRunOptions& o) 
   h.tool_version = kToolVersion;
   h.mode = o.mode;
   h.optimizer_handoff = o.mode == "mutable" ? "none" : "fresh";
+  h.optimizer = "Adam";
   h.device_requested = "cpu";
   h.device_used = "cpu";
   h.torch_version = "synthetic";

@@ -241,6 +241,7 @@ TwoPhaseTrainer::TwoPhaseTrainer(TrainConfig config) : impl_(std::make_unique<Im
   h.tool_version = kToolVersion;
   h.mode = to_string(c.mode);
   h.optimizer_handoff = c.mode == TrainMode::kRecompile ? to_string(c.handoff) : "none";
+  h.optimizer = "Adam";
   h.device_requested = c.device;
   h.device_used = m.device.str();
   h.torch_version = TORCH_VERSION;

@@ -144,6 +144,8 @@ struct RunHeader {
   std::string tool_version;
   std::string mode;               ///< "recompile" or "mutable" (or a user's own label).
   std::string optimizer_handoff;  ///< "fresh", "migrate", or "none" for mutable.
+  /// The optimizer's name for reports ("Adam"); empty when the writer did not say.
+  std::string optimizer;
   std::string device_requested;
   std::string device_used;
   std::string torch_version;

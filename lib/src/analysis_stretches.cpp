@@ -1,0 +1,75 @@
+// Slow stretches: warm-up steps and steps over slow_factor x their phase's steady median, merged
+// across gaps of up to stretch_gap ordinary steps. A recompile's cost is often spread (profiling
+// run, then plan build); merging keeps its causes in one sentence.
+#include <algorithm>
+#include <map>
+
+#include "detail/analysis_parts.h"
+#include "detail/attribution.h"
+
+namespace recompdiag::detail {
+
+std::vector<SlowStretch> find_slow_stretches(const RunFile& run,
+                                             const std::vector<PhaseAnalysis>& phases,
+                                             const std::vector<char>& is_warmup,
+                                             const EventIndex& events, const AnalysisOptions& o,
+                                             int64_t* found) {
+  const std::vector<StepRecord>& steps = run.steps;
+  const std::string optimizer = optimizer_name(run.header);
+  std::vector<SlowStretch> stretches;
+  std::map<int, const PhaseAnalysis*> phase_of;
+  for (const auto& pa : phases) phase_of[pa.phase] = &pa;
+  auto is_slow = [&](size_t k) {
+    const double ref = phase_of[steps[k].phase]->steady.median_ms;
+    return ref > 0 && (is_warmup[k] || steps[k].wall_ms > o.slow_factor * ref);
+  };
+  const auto gap = static_cast<size_t>(std::max<int64_t>(o.stretch_gap, 0));
+  size_t i = 0;
+  while (i < steps.size()) {
+    if (!is_slow(i)) {
+      ++i;
+      continue;
+    }
+    const PhaseAnalysis* pa = phase_of[steps[i].phase];
+    const double ref = pa->steady.median_ms;
+    size_t j = i;
+    for (size_t next = j + 1;
+         next < steps.size() && next <= j + gap + 1 && steps[next].phase == steps[i].phase;
+         ++next) {
+      if (is_slow(next)) j = next;
+    }
+    SlowStretch s;
+    s.first_step = steps[i].step;
+    s.last_step = steps[j].step;
+    s.phase = steps[i].phase;
+    ProbeCounts c;
+    double sum_ms = 0.0;
+    for (size_t k = i; k <= j; ++k) {
+      add_step(c, steps[k]);
+      sum_ms += steps[k].wall_ms;
+      s.max_ratio = std::max(s.max_ratio, steps[k].wall_ms / ref);
+    }
+    const auto n = static_cast<double>(j - i + 1);
+    s.mean_ratio = sum_ms / n / ref;
+    s.extra_s = (sum_ms - n * ref) / 1000.0;
+    // An event's step is the step it precedes, so the stretch's own range holds its causes.
+    std::vector<const EventRecord*> evs = events.in(s.first_step, s.last_step);
+    s.signals = rank_signals(c, pa->steady_counts, evs, optimizer);
+    s.sentence = stretch_sentence(s);
+    stretches.push_back(std::move(s));
+    i = j + 1;
+  }
+  *found = static_cast<int64_t>(stretches.size());
+  if (stretches.size() > o.max_slow_stretches) {
+    std::stable_sort(
+        stretches.begin(), stretches.end(),
+        [](const SlowStretch& x, const SlowStretch& y) { return x.extra_s > y.extra_s; });
+    stretches.resize(o.max_slow_stretches);
+    std::sort(stretches.begin(), stretches.end(), [](const SlowStretch& x, const SlowStretch& y) {
+      return x.first_step < y.first_step;
+    });
+  }
+  return stretches;
+}
+
+}  // namespace recompdiag::detail

@@ -1,0 +1,173 @@
+// Attribution: the probe signals that coincide with a slow stretch, ranked by a prior cost weight
+// per signal kind, and the sentence that names them.
+#include "detail/attribution.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+namespace recompdiag::detail {
+
+namespace {
+
+// Prior cost of one occurrence of each signal, used to rank what coincides with a slow stretch:
+// a compile costs far more than a first-seen op signature, which costs more than one extra sync.
+constexpr double kWeightCompile = 5000.0;  // the root event: signatures and plan builds follow it
+constexpr double kWeightModuleLoad = 100.0;
+constexpr double kWeightGraphInstantiation = 100.0;
+constexpr double kWeightPlanBuild = 50.0;
+// A reset optimizer state changes what the run learns as well as its speed: always name it.
+constexpr double kWeightOptimizerReset = 200.0;
+constexpr double kWeightProfilingRun = 20.0;
+constexpr double kWeightNewKernel = 10.0;
+constexpr double kWeightNewSignature = 5.0;
+constexpr double kWeightStateOffDevice = 5.0;
+constexpr double kWeightSync = 2.0;
+constexpr double kWeightCopy = 2.0;
+constexpr double kWeightHostOp = 1.0;
+constexpr double kWeightAlert = 1.0;
+constexpr double kWeightContextEvent = 0.5;
+
+std::string format_double(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+std::string plural(int64_t n, const std::string& one, const std::string& many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::string format_bytes(int64_t bytes) {
+  const double b = static_cast<double>(bytes);
+  if (b >= 1e9) return format_double("%.1f GB", b / 1e9);
+  if (b >= 1e6) return format_double("%.1f MB", b / 1e6);
+  if (b >= 1e3) return format_double("%.1f kB", b / 1e3);
+  return std::to_string(bytes) + " B";
+}
+
+std::string shorten(const std::string& s, size_t max_len) {
+  if (s.size() <= max_len) return s;
+  return s.substr(0, max_len - 3) + "...";
+}
+
+// Counter over a range beyond what the phase's steady state does at that many steps.
+int64_t excess(int64_t observed, int64_t steady_total, int64_t steady_steps, int64_t steps) {
+  if (steady_steps <= 0) return observed;
+  const double expected = static_cast<double>(steady_total) / static_cast<double>(steady_steps) *
+                          static_cast<double>(steps);
+  return std::max<int64_t>(
+      0, static_cast<int64_t>(std::llround(static_cast<double>(observed) - expected)));
+}
+
+}  // namespace
+
+std::string optimizer_name(const RunHeader& h) {
+  return h.optimizer.empty() ? std::string("optimizer") : h.optimizer;
+}
+
+std::vector<Signal> rank_signals(const ProbeCounts& c, const ProbeCounts& steady,
+                                 const std::vector<const EventRecord*>& events,
+                                 const std::string& optimizer) {
+  std::vector<Signal> out;
+  auto add = [&](const char* kind, int64_t count, double weight, std::string text) {
+    if (count <= 0) return;
+    out.push_back({kind, count, static_cast<double>(count) * weight, std::move(text)});
+  };
+
+  std::vector<std::string> reasons;
+  std::set<std::string> seen;
+  int64_t compile_events = 0;
+  int64_t rebuilds = 0;
+  std::string rebuild_reason;
+  std::vector<std::string> context;
+  for (const EventRecord* e : events) {
+    switch (e->kind) {
+      case EventKind::kCompile:
+        ++compile_events;
+        if (!e->reason.empty() && seen.insert(e->reason).second) reasons.push_back(e->reason);
+        break;
+      case EventKind::kOptimizerRebuild:
+        ++rebuilds;
+        if (rebuild_reason.empty()) rebuild_reason = e->reason;
+        break;
+      case EventKind::kPhaseStart:
+        context.push_back("phase " + std::to_string(e->phase) + " start");
+        break;
+      case EventKind::kLrChange:
+        context.push_back("lr change");
+        break;
+      case EventKind::kLossWeightsChange:
+        context.push_back("loss-weight change");
+        break;
+      default:
+        break;
+    }
+  }
+  const int64_t compiles = std::max(c.jit_compiles, compile_events);
+  if (compiles > 0) {
+    std::string text = plural(compiles, "JIT compile", "JIT compiles");
+    if (!reasons.empty()) {
+      std::string joined;
+      for (const auto& r : reasons) joined += (joined.empty() ? "" : "; ") + r;
+      text += " (reason: " + shorten(joined, 100) + ")";
+    }
+    add("jit_compiles", compiles, kWeightCompile, text);
+  }
+  add("module_loads", c.module_loads, kWeightModuleLoad,
+      plural(c.module_loads, "GPU module load", "GPU module loads"));
+  add("graph_instantiations", c.graph_instantiations, kWeightGraphInstantiation,
+      plural(c.graph_instantiations, "CUDA graph instantiation", "CUDA graph instantiations"));
+  add("jit_plan_builds", c.jit_plan_builds, kWeightPlanBuild,
+      plural(c.jit_plan_builds, "JIT plan build (new specialization)",
+             "JIT plan builds (new specializations)"));
+  // The probe's step-counter drop and the trainer's rebuild event are one fact seen twice.
+  const int64_t resets = std::max(c.optimizer_resets, rebuilds);
+  add("optimizer_reset", resets, kWeightOptimizerReset,
+      optimizer + " state reset" +
+          (c.optimizer_resets == 0 && !rebuild_reason.empty()
+               ? " (" + shorten(rebuild_reason, 60) + ")"
+               : ""));
+  add("jit_profiling_runs", c.jit_profiling_runs, kWeightProfilingRun,
+      plural(c.jit_profiling_runs, "JIT profiling run", "JIT profiling runs"));
+  add("new_kernels", c.new_kernels, kWeightNewKernel,
+      plural(c.new_kernels, "first-seen kernel", "first-seen kernels"));
+  add("new_signatures", c.new_signatures, kWeightNewSignature,
+      plural(c.new_signatures, "first-seen op signature", "first-seen op signatures"));
+  add("optimizer_state_off_device", c.optimizer_state_off_device, kWeightStateOffDevice,
+      plural(c.optimizer_state_off_device, "optimizer state tensor off device",
+             "optimizer state tensors off device"));
+  const int64_t syncs = excess(c.syncs, steady.syncs, steady.steps, c.steps);
+  add("syncs", syncs, kWeightSync, plural(syncs, "extra host sync", "extra host syncs"));
+  const int64_t copies = excess(c.copies, steady.copies, steady.steps, c.steps);
+  const int64_t bytes = excess(c.copy_bytes, steady.copy_bytes, steady.steps, c.steps);
+  add("copies", copies, kWeightCopy,
+      plural(copies, "extra cross-device copy", "extra cross-device copies") + " (" +
+          format_bytes(bytes) + ")");
+  const int64_t host_ops = excess(c.host_ops, steady.host_ops, steady.steps, c.steps);
+  add("host_ops", host_ops, kWeightHostOp, plural(host_ops, "extra host op", "extra host ops"));
+  add("alerts", c.alerts, kWeightAlert, plural(c.alerts, "alert", "alerts"));
+  for (const auto& ctx : context) add("context", 1, kWeightContextEvent, ctx);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Signal& x, const Signal& y) { return x.score > y.score; });
+  return out;
+}
+
+std::string stretch_sentence(const SlowStretch& s) {
+  std::string text = s.first_step == s.last_step ? "step " + std::to_string(s.first_step)
+                                                 : "steps " + std::to_string(s.first_step) + "-" +
+                                                       std::to_string(s.last_step);
+  const double r = s.mean_ratio;
+  text += " ran " + format_double(r >= 10 ? "%.0fx" : "%.1fx", r) + " the steady median (+" +
+          format_double("%.3g s", s.extra_s) + ")";
+  if (s.signals.empty()) return text + "; no probe signal coincides";
+  text += "; ";
+  for (size_t i = 0; i < s.signals.size() && i < 4; ++i) {
+    if (i) text += ", ";
+    text += s.signals[i].text;
+  }
+  return text;
+}
+
+}  // namespace recompdiag::detail

@@ -1,0 +1,27 @@
+#pragma once
+// Attribution: which probe signals coincide with a slow stretch, ranked by a prior cost weight of
+// each signal kind, and the one sentence that names them.
+
+#include <string>
+#include <vector>
+
+#include "recompdiag/core/analysis.h"
+#include "recompdiag/core/record.h"
+
+namespace recompdiag::detail {
+
+/// Ranks the signals of a stretch with counts `c`, strongest first. Counters that also occur in
+/// steady state (syncs, copies, host ops) count only beyond the phase's steady rate `steady`.
+/// `events` are the run's events within the stretch; `optimizer` names the optimizer in text.
+std::vector<Signal> rank_signals(const ProbeCounts& c, const ProbeCounts& steady,
+                                 const std::vector<const EventRecord*>& events,
+                                 const std::string& optimizer);
+
+/// "steps 100-103 ran 3.7x the steady median (+0.203 s); <the top signals>", or "...; no probe
+/// signal coincides" when it has none.
+std::string stretch_sentence(const SlowStretch& s);
+
+/// The optimizer's name for text: the run header's `optimizer`, or "optimizer" when not given.
+std::string optimizer_name(const RunHeader& header);
+
+}  // namespace recompdiag::detail
