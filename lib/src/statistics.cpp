@@ -6,33 +6,13 @@
 #include <stdexcept>
 
 #include "detail/random.h"
+#include "detail/resample.h"
 
 namespace recompdiag::stats {
 
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-// One bootstrap median of a resample of `sorted` (size n), drawn from the order-statistic
-// distribution: the k-th smallest of n uniform indices is Beta(k, n + 1 - k).
-double resampled_median(const std::vector<double>& sorted, detail::Rng& rng) {
-  const int64_t n = static_cast<int64_t>(sorted.size());
-  auto at = [&](double u) {
-    auto i = static_cast<int64_t>(u * static_cast<double>(n));
-    return sorted[static_cast<size_t>(std::clamp<int64_t>(i, 0, n - 1))];
-  };
-  if (n % 2 == 1) {
-    const int64_t k = (n + 1) / 2;
-    return at(rng.beta(static_cast<double>(k), static_cast<double>(n + 1 - k)));
-  }
-  const int64_t k = n / 2;
-  const double u_k = rng.beta(static_cast<double>(k), static_cast<double>(n + 1 - k));
-  // Given the k-th, the (k+1)-th is the smallest of the n - k uniforms above it: Beta(1, n - k)
-  // scaled into (u_k, 1).
-  const double v = 1.0 - std::pow(rng.uniform_open(), 1.0 / static_cast<double>(n - k));
-  const double u_k1 = u_k + (1.0 - u_k) * v;
-  return 0.5 * (at(u_k) + at(u_k1));
-}
 
 }  // namespace
 
@@ -110,8 +90,8 @@ RatioInterval bootstrap_median_ratio_sorted(const std::vector<double>& sorted_a,
   std::vector<double> ratios;
   ratios.reserve(static_cast<size_t>(out.resamples));
   for (int r = 0; r < out.resamples; ++r) {
-    const double ma = resampled_median(sorted_a, rng);
-    const double mb = resampled_median(sorted_b, rng);
+    const double ma = detail::resampled_median(sorted_a, rng);
+    const double mb = detail::resampled_median(sorted_b, rng);
     ratios.push_back(mb / ma);
   }
   std::sort(ratios.begin(), ratios.end());

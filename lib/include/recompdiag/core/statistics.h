@@ -99,4 +99,92 @@ MannWhitneyResult mann_whitney_u_sorted(const std::vector<double>& sorted_a,
 /// Upper tail of the standard normal distribution, P(Z > z).
 double normal_upper_tail(double z);
 
+/// Inverse of the standard normal distribution function: z with P(Z <= z) = p, for 0 < p < 1.
+double normal_quantile(double p);
+
+/// Upper tail of Student's t distribution with `df` degrees of freedom, P(T > t); `df` = infinity
+/// gives the normal tail. Throws std::invalid_argument when df <= 0.
+double student_t_upper_tail(double t, double df);
+
+/// Inverse of Student's t distribution function: t with P(T <= t) = p, for 0 < p < 1.
+double student_t_quantile(double p, double df);
+
+/// Holm's step-down adjustment of p-values tested together: the i-th smallest is multiplied by
+/// (m - i + 1), made monotone and capped at 1. Rejecting where the adjusted p is below alpha
+/// keeps the family-wise error rate at alpha. Returns the adjusted values in the input order.
+std::vector<double> holm_adjust(const std::vector<double>& p);
+
+/// What a ratio test needs besides the data.
+struct RatioTestOptions {
+  double confidence = 0.95;  ///< Two-sided coverage of the reported interval.
+  double alpha = 0.05;       ///< Significance level of the tests and of the detectable effect.
+  double threshold = 0.05;   ///< Equivalence margin: "no change" means B/A in [1 - t, 1 + t].
+  double power = 0.80;       ///< Power at which the minimum detectable effect is computed.
+};
+
+/// B / A of step times, tested on the log scale: an estimate with its standard error and the
+/// t reference distribution it is judged against.
+struct RatioTest {
+  int64_t n_a = 0;  ///< Observations of A: runs, or blocks of consecutive steps.
+  int64_t n_b = 0;
+  double ratio = 1.0;  ///< Point estimate of B / A.
+  double low = 1.0;    ///< Interval at `confidence`.
+  double high = 1.0;
+  double confidence = 0.95;
+  double se_log = 0.0;  ///< Standard error of log(B / A).
+  double df = 0.0;      ///< Degrees of freedom of the t reference (infinity: normal).
+  double p = 1.0;       ///< Two-sided p of "B / A = 1".
+  /// Two one-sided tests (TOST) of "B / A outside [1 - threshold, 1 + threshold]": the larger
+  /// of the two p-values. Small: the change is proven smaller than the threshold.
+  double tost_p = 1.0;
+  /// Smallest change (a fraction: 0.08 = 8%) detected with `power` at `alpha` at this noise.
+  double mde = 0.0;
+};
+
+/// Builds the interval and tests from an estimate of log(B / A), its standard error and degrees
+/// of freedom. A zero standard error gives a zero-width interval and p of 0 or 1.
+RatioTest ratio_test_from_log(double log_ratio, double se_log, double df,
+                              const RatioTestOptions& options = {});
+
+/// Welch's t test on the logs of per-run values (each run's steady median): runs as the unit of
+/// replication. With two or more values per side, Welch's standard error and degrees of freedom;
+/// with one value on one side, that side is taken to share the other side's variance (a new run
+/// against a stored baseline of several). Throws std::invalid_argument when a side is empty,
+/// both have one value, or a value is not positive.
+RatioTest run_ratio_test(const std::vector<double>& a, const std::vector<double>& b,
+                         const RatioTestOptions& options = {});
+
+/// Runs per side at which a change as large as the threshold would be detected (and a smaller
+/// one ruled out) with `power` at `alpha`, given `se_log` measured with `runs` per side. Capped
+/// at `max_runs`.
+int runs_needed(double se_log, int runs, const RatioTestOptions& options, int max_runs = 1000);
+
+/// Consecutive step times of one run cut into blocks, for the block bootstrap.
+struct StepBlocks {
+  int64_t steps = 0;         ///< Steps summarised.
+  int64_t block_length = 0;  ///< Steps per block (the last block takes the remainder).
+  /// Lag at which the autocorrelation of log step times first falls below 2 / sqrt(n): steps
+  /// this far apart are no longer detectably alike.
+  int64_t autocorrelation_lag = 0;
+  /// The autocorrelation outlasts the longest block allowed: the interval may be too narrow.
+  bool autocorrelation_capped = false;
+  std::vector<double> sorted_log_medians;  ///< log of each block's median, ascending.
+};
+
+/// Cuts `series` (step times in step order, > 0) into blocks of max(`min_block_length`, twice
+/// the autocorrelation lag) steps, at most n / `min_blocks` long, and keeps each block's median.
+StepBlocks make_step_blocks(const std::vector<double>& series, int64_t min_block_length = 1,
+                            int64_t min_blocks = 8);
+
+/// Block bootstrap of B / A for one run per side. Each replicate resamples the blocks of each
+/// run with replacement and takes the median of their medians (drawn directly from the
+/// order-statistic distribution, as bootstrap_median_ratio() does); the spread of the replicates'
+/// log ratios is the standard error, judged against t with min(blocks) - 1 degrees of freedom
+/// around `log_ratio` (the runs' steady medians). Blocks carry the autocorrelation within a run
+/// that resampling single steps destroys; no within-run resampling sees a shift between runs.
+/// Throws std::invalid_argument when a side has no blocks.
+RatioTest block_bootstrap_ratio_test(const StepBlocks& a, const StepBlocks& b, double log_ratio,
+                                     const BootstrapOptions& bootstrap = {},
+                                     const RatioTestOptions& options = {});
+
 }  // namespace recompdiag::stats

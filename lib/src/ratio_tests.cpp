@@ -1,0 +1,185 @@
+// Student's t, Holm's adjustment and the tests of B / A that compare.h judges phases with.
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+
+#include "recompdiag/core/statistics.h"
+
+namespace recompdiag::stats {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Continued fraction of the regularized incomplete beta function (modified Lentz's method).
+double beta_continued_fraction(double a, double b, double x) {
+  constexpr double kTiny = 1e-300;
+  const double qab = a + b;
+  const double qap = a + 1.0;
+  const double qam = a - 1.0;
+  double c = 1.0;
+  double d = 1.0 - qab * x / qap;
+  if (std::fabs(d) < kTiny) d = kTiny;
+  d = 1.0 / d;
+  double h = d;
+  for (int m = 1; m <= 300; ++m) {
+    const double m2 = 2.0 * m;
+    double aa = m * (b - m) * x / ((qam + m2) * (a + m2));
+    d = 1.0 + aa * d;
+    if (std::fabs(d) < kTiny) d = kTiny;
+    c = 1.0 + aa / c;
+    if (std::fabs(c) < kTiny) c = kTiny;
+    d = 1.0 / d;
+    h *= d * c;
+    aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+    d = 1.0 + aa * d;
+    if (std::fabs(d) < kTiny) d = kTiny;
+    c = 1.0 + aa / c;
+    if (std::fabs(c) < kTiny) c = kTiny;
+    d = 1.0 / d;
+    const double delta = d * c;
+    h *= delta;
+    if (std::fabs(delta - 1.0) < 1e-15) break;
+  }
+  return h;
+}
+
+// I_x(a, b), the regularized incomplete beta function.
+double incomplete_beta(double a, double b, double x) {
+  if (x <= 0.0) return 0.0;
+  if (x >= 1.0) return 1.0;
+  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) +
+                                a * std::log(x) + b * std::log1p(-x));
+  if (x < (a + 1.0) / (a + b + 2.0)) return front * beta_continued_fraction(a, b, x) / a;
+  return 1.0 - front * beta_continued_fraction(b, a, 1.0 - x) / b;
+}
+
+// Solves cdf(x) = p for an increasing cdf by bisection over [lo, hi].
+template <typename Cdf>
+double invert(Cdf cdf, double p, double lo, double hi) {
+  for (int i = 0; i < 200 && hi - lo > 1e-12 * std::max(1.0, std::fabs(lo)); ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (cdf(mid) < p ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+}  // namespace
+
+double normal_quantile(double p) {
+  if (!(p > 0.0 && p < 1.0)) throw std::invalid_argument("normal_quantile: p outside (0, 1)");
+  return invert([](double z) { return 1.0 - normal_upper_tail(z); }, p, -40.0, 40.0);
+}
+
+double student_t_upper_tail(double t, double df) {
+  if (!(df > 0.0)) throw std::invalid_argument("student_t_upper_tail: df <= 0");
+  if (std::isinf(df)) return normal_upper_tail(t);
+  const double tail = 0.5 * incomplete_beta(0.5 * df, 0.5, df / (df + t * t));
+  return t >= 0.0 ? tail : 1.0 - tail;
+}
+
+double student_t_quantile(double p, double df) {
+  if (!(p > 0.0 && p < 1.0)) throw std::invalid_argument("student_t_quantile: p outside (0, 1)");
+  if (std::isinf(df)) return normal_quantile(p);
+  return invert([df](double t) { return 1.0 - student_t_upper_tail(t, df); }, p, -1e6, 1e6);
+}
+
+std::vector<double> holm_adjust(const std::vector<double>& p) {
+  const size_t m = p.size();
+  std::vector<size_t> order(m);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t i, size_t j) { return p[i] < p[j]; });
+  std::vector<double> out(m);
+  double running = 0.0;
+  for (size_t rank = 0; rank < m; ++rank) {
+    const double scaled = std::min(1.0, static_cast<double>(m - rank) * p[order[rank]]);
+    running = std::max(running, scaled);
+    out[order[rank]] = running;
+  }
+  return out;
+}
+
+RatioTest ratio_test_from_log(double log_ratio, double se_log, double df,
+                              const RatioTestOptions& o) {
+  RatioTest t;
+  t.ratio = std::exp(log_ratio);
+  t.confidence = o.confidence;
+  t.se_log = se_log;
+  t.df = df;
+  const double upper = std::log1p(o.threshold);
+  const double lower = o.threshold < 1.0 ? std::log1p(-o.threshold) : -kInf;
+  if (!(se_log > 0.0)) {
+    t.low = t.high = t.ratio;
+    t.p = log_ratio == 0.0 ? 1.0 : 0.0;
+    t.tost_p = log_ratio > lower && log_ratio < upper ? 0.0 : 1.0;
+    t.mde = 0.0;
+    return t;
+  }
+  const double q = student_t_quantile(1.0 - (1.0 - o.confidence) / 2.0, df);
+  t.low = std::exp(log_ratio - q * se_log);
+  t.high = std::exp(log_ratio + q * se_log);
+  t.p = std::min(1.0, 2.0 * student_t_upper_tail(std::fabs(log_ratio) / se_log, df));
+  const double p_above_lower = student_t_upper_tail((log_ratio - lower) / se_log, df);
+  const double p_below_upper = student_t_upper_tail((upper - log_ratio) / se_log, df);
+  t.tost_p = std::max(p_above_lower, p_below_upper);
+  const double z = student_t_quantile(1.0 - o.alpha / 2.0, df) + student_t_quantile(o.power, df);
+  t.mde = std::expm1(z * se_log);
+  return t;
+}
+
+RatioTest run_ratio_test(const std::vector<double>& a, const std::vector<double>& b,
+                         const RatioTestOptions& options) {
+  if (a.empty() || b.empty()) throw std::invalid_argument("run_ratio_test: empty side");
+  if (a.size() < 2 && b.size() < 2) {
+    throw std::invalid_argument("run_ratio_test: one run per side has no run-to-run variance");
+  }
+  auto logs = [](const std::vector<double>& v) {
+    std::vector<double> out;
+    for (double x : v) {
+      if (!(x > 0.0)) throw std::invalid_argument("run_ratio_test: values must be positive");
+      out.push_back(std::log(x));
+    }
+    return out;
+  };
+  const MeanVariance la = mean_variance(logs(a));
+  const MeanVariance lb = mean_variance(logs(b));
+  const double na = static_cast<double>(la.n);
+  const double nb = static_cast<double>(lb.n);
+  double se = 0.0;
+  double df = 0.0;
+  if (la.n >= 2 && lb.n >= 2) {
+    const double va = la.variance / na;
+    const double vb = lb.variance / nb;
+    se = std::sqrt(va + vb);
+    df = va + vb > 0.0
+             ? (va + vb) * (va + vb) / (va * va / (na - 1.0) + vb * vb / (nb - 1.0))
+             : na + nb - 2.0;
+  } else {
+    // One side has a single run: it is taken to vary as the other side's runs do.
+    const MeanVariance& multi = la.n >= 2 ? la : lb;
+    se = std::sqrt(multi.variance * (1.0 / na + 1.0 / nb));
+    df = static_cast<double>(multi.n) - 1.0;
+  }
+  RatioTest t = ratio_test_from_log(lb.mean - la.mean, se, df, options);
+  t.n_a = la.n;
+  t.n_b = lb.n;
+  return t;
+}
+
+int runs_needed(double se_log, int runs, const RatioTestOptions& o, int max_runs) {
+  if (!(se_log > 0.0)) return std::max(runs, 2);
+  // se with n runs per side ~ sigma * sqrt(2 / n): sigma from the measured se.
+  const double sigma = se_log * std::sqrt(static_cast<double>(std::max(runs, 1)) / 2.0);
+  const double effect = std::log1p(o.threshold);
+  for (int n = 2; n <= max_runs; ++n) {
+    const double df = 2.0 * n - 2.0;
+    const double z = student_t_quantile(1.0 - o.alpha / 2.0, df) + student_t_quantile(o.power, df);
+    if (z * sigma * std::sqrt(2.0 / n) <= effect) return n;
+  }
+  return max_runs;
+}
+
+}  // namespace recompdiag::stats
