@@ -115,8 +115,11 @@ TEST_CASE("the threshold and alpha decide what counts") {
   CompareOptions strict;
   strict.alpha = 1e-300;  // nothing is significant
   Comparison c = compare_runs(a, b, strict);
-  CHECK(c.verdict == Verdict::kNoChange);
-  CHECK(contains(c.phases[1].reason, "not significant"));
+  // 30% slower but nothing can be significant, nor proven equivalent: inconclusive.
+  CHECK(c.verdict == Verdict::kInconclusive);
+  CHECK(contains(c.phases[1].reason, "cannot be told from the 5.0% threshold"));
+  CHECK(exit_code_for(c, false) == 0);
+  CHECK(exit_code_for(c, true) == 1);
 }
 
 TEST_CASE("the switch cost of each run is compared") {

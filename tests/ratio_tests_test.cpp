@@ -122,8 +122,8 @@ TEST_CASE("block bootstrap covers the true ratio about 95% of the time; single s
     const std::vector<double> a = ar1_steps(gen, 400, 10.0, 0.9, 0.05);
     const std::vector<double> b = ar1_steps(gen, 400, 10.0 * true_ratio, 0.9, 0.05);
     const double log_ratio = std::log(median(b) / median(a));
-    RatioTest block = block_bootstrap_ratio_test(make_step_blocks(a), make_step_blocks(b),
-                                                 log_ratio, boot);
+    RatioTest block =
+        block_bootstrap_ratio_test(make_step_blocks(a), make_step_blocks(b), log_ratio, boot);
     block_covers += block.low <= true_ratio && true_ratio <= block.high;
     boot.seed = static_cast<uint64_t>(i) + 1;
     RatioInterval steps = bootstrap_median_ratio(a, b, boot);

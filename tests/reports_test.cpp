@@ -67,7 +67,8 @@ TEST_CASE("the Markdown report leads with the verdict and tabulates each phase")
   Pair p = load("compare_baseline.jsonl", "compare_slower.jsonl");
   const std::string md = render(ReportFormat::kMarkdown, p.c);
   CHECK(md.rfind("### recompdiag: **regression**\n", 0) == 0);
-  CHECK(contains(md, "| Phase | A median ms | B median ms | B/A | 95% CI | p |"));
+  CHECK(
+      contains(md, "| Phase | A median ms | B median ms | B/A | 95% CI | p (Holm) | detectable |"));
   CHECK(contains(md, "| 1 | "));
   CHECK(contains(md, "| 2 | "));
   CHECK(contains(md, "| regression |"));
@@ -76,6 +77,21 @@ TEST_CASE("the Markdown report leads with the verdict and tabulates each phase")
   CHECK(contains(md, "**Final loss per head**"));
   // Short enough for a pull-request comment.
   CHECK(count(md, "\n") < 40);
+}
+
+TEST_CASE("every renderer prints the configured confidence level, never a fixed 95%") {
+  Pair p = load("compare_baseline.jsonl", "compare_slower.jsonl");
+  CompareOptions o;
+  o.bootstrap.confidence = 0.90;
+  const Comparison c = compare_runs(p.a, p.b, o);
+  const std::string md = render(ReportFormat::kMarkdown, c);
+  const std::string html = render(ReportFormat::kHtml, c);
+  CHECK(contains(md, "| 90% CI |"));
+  CHECK(contains(html, "<th>90% CI</th>"));
+  CHECK(contains(c.summary, "(90% CI "));
+  for (const std::string* text : {&md, &html}) CHECK_FALSE(contains(*text, "95%"));
+  const nlohmann::json j = nlohmann::json::parse(render(ReportFormat::kJson, c));
+  CHECK(j["phases"][1]["ratio"]["confidence"] == 0.90);
 }
 
 TEST_CASE("the JSON report carries every figure, the schema, the tool version and both headers") {
@@ -92,6 +108,11 @@ TEST_CASE("the JSON report carries every figure, the schema, the tool version an
   CHECK(p2["ratio"]["value"].get<double>() == doctest::Approx(p.c.phases[1].ratio.ratio));
   CHECK(p2["ratio"]["ci_low"].get<double>() == doctest::Approx(p.c.phases[1].ratio.low));
   CHECK(p2["mann_whitney"]["p"].get<double>() == doctest::Approx(p.c.phases[1].mann_whitney.p));
+  CHECK(p2["test"]["unit"] == "blocks");
+  CHECK(p2["test"]["p_holm"].get<double>() == doctest::Approx(p.c.phases[1].p_holm));
+  CHECK(p2["test"]["mde"].get<double>() == doctest::Approx(p.c.phases[1].test.mde));
+  CHECK(j["unit"] == "blocks");
+  CHECK(j["runs_a"].size() == 1);
   CHECK(j["a"]["header"]["mode"] == "recompile");
   CHECK(j["a"]["header"]["seed"] == 1);
   CHECK(j["b"]["header"]["seed"] == 3);

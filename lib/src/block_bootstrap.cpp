@@ -78,8 +78,8 @@ RatioTest block_bootstrap_ratio_test(const StepBlocks& a, const StepBlocks& b, d
     replicates.push_back(mb - ma);
   }
   const double se = std::sqrt(mean_variance(replicates).variance);
-  const auto blocks = static_cast<int64_t>(
-      std::min(a.sorted_log_medians.size(), b.sorted_log_medians.size()));
+  const auto blocks =
+      static_cast<int64_t>(std::min(a.sorted_log_medians.size(), b.sorted_log_medians.size()));
   const double df = static_cast<double>(std::max<int64_t>(blocks - 1, 1));
   RatioTest t = ratio_test_from_log(log_ratio, se, df, options);
   t.n_a = static_cast<int64_t>(a.sorted_log_medians.size());

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "detail/compare_parts.h"
 #include "recompdiag/core/error.h"
 
 namespace recompdiag {
@@ -57,45 +58,100 @@ std::vector<ConfigDifference> diff_headers(const RunHeader& a, const RunHeader& 
   return out;
 }
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
+std::string fmt(const char* f, double v) { return detail::format_number(f, v); }
+
+// Reads the runs' analyses on up to two threads: a million steps each, two cores halve the wait.
+std::vector<RunAnalysis> analyze_all(const std::vector<const RunFile*>& runs,
+                                     const AnalysisOptions& options) {
+  std::vector<RunAnalysis> out(runs.size());
+  std::vector<std::future<void>> pending;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (i % 2 == 1) {
+      pending.push_back(
+          std::async(std::launch::async, [&, i] { out[i] = analyze_run(*runs[i], options); }));
+    } else {
+      out[i] = analyze_run(*runs[i], options);
+    }
+  }
+  for (auto& f : pending) f.get();
+  return out;
 }
 
-std::string format_p(double p) { return p < 0.001 ? "p < 0.001" : fmt("p = %.3f", p); }
-
-PhaseComparison compare_phase(const PhaseAnalysis& pa, const PhaseAnalysis& pb,
-                              const CompareOptions& o) {
-  PhaseComparison pc;
-  pc.phase = pa.phase;
-  pc.n_a = pa.steady.n;
-  pc.n_b = pb.steady.n;
-  pc.median_a_ms = pa.steady.median_ms;
-  pc.median_b_ms = pb.steady.median_ms;
-  pc.p95_a_ms = pa.steady.p95_ms;
-  pc.p95_b_ms = pb.steady.p95_ms;
-  pc.ratio =
-      stats::bootstrap_median_ratio_sorted(pa.steady_sorted_ms, pb.steady_sorted_ms, o.bootstrap);
-  pc.mann_whitney =
-      stats::mann_whitney_u_sorted(pa.steady_sorted_ms, pb.steady_sorted_ms, o.min_samples);
-  const double r = pc.ratio.ratio;
-  const bool significant = pc.mann_whitney.p < o.alpha;
-  const std::string figures = fmt("B/A %.3f", r) + fmt(" (95%% CI %.3f", pc.ratio.low) +
-                              fmt("-%.3f, ", pc.ratio.high) + format_p(pc.mann_whitney.p) + ")";
-  const std::string threshold = fmt("%.1f%%", o.threshold * 100.0);
-  if (r > 1.0 + o.threshold && pc.ratio.low > 1.0 && significant) {
-    pc.verdict = Verdict::kRegression;
-    pc.reason = "slower beyond the " + threshold + " threshold: " + figures;
-  } else if (r < 1.0 - o.threshold && pc.ratio.high < 1.0 && significant) {
-    pc.verdict = Verdict::kImprovement;
-    pc.reason = "faster beyond the " + threshold + " threshold: " + figures;
-  } else if (std::abs(r - 1.0) <= o.threshold) {
-    pc.reason = "within the " + threshold + " noise threshold: " + figures;
-  } else {
-    pc.reason = "beyond the " + threshold + " threshold but not significant: " + figures;
+// Throws when a file is given twice (on one side or both) or a run has no steps.
+void check_distinct(const std::vector<const RunFile*>& all) {
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (all[i]->steps.empty()) {
+      throw InputError(all[i]->path + ": no step records; nothing to compare");
+    }
+    for (size_t j = 0; j < i; ++j) {
+      std::error_code ec;
+      if (!all[i]->path.empty() && std::filesystem::equivalent(all[i]->path, all[j]->path, ec) &&
+          !ec) {
+        throw InputError(all[i]->path + ": the same file as " + all[j]->path +
+                         "; compare needs different runs (baseline first)");
+      }
+    }
   }
-  return pc;
+}
+
+// The runs of one side must share their configuration; only the seed may differ.
+void check_same_config(const std::vector<const RunFile*>& side, const char* name) {
+  for (size_t i = 1; i < side.size(); ++i) {
+    for (const ConfigDifference& d : diff_headers(side[0]->header, side[i]->header)) {
+      if (d.key == "seed" || d.key == "config.seed") continue;
+      throw InputError(side[i]->path + ": its configuration differs from " + side[0]->path +
+                       " (the first run of side " + name + ") in " + d.key + ": " + d.b +
+                       " here, " + d.a + " there; the runs of one side must share a configuration");
+    }
+  }
+}
+
+int64_t phase_steady_min(const detail::SideRuns& side) {
+  int64_t fewest = INT64_MAX;
+  for (size_t i = 0; i < side.analyses.size(); ++i) {
+    fewest = std::min(fewest, side.analyses[i].phases[side.phase_index[i]].steady.n);
+  }
+  return fewest;
+}
+
+// The verdict of the whole comparison and its sentence.
+void summarize(Comparison& c) {
+  const CompareOptions& o = c.options;
+  const CountChange* failing = nullptr;
+  for (const CountChange& cc : c.count_changes) {
+    if (cc.fails && !failing) failing = &cc;
+  }
+  auto worst = [&](Verdict v, bool highest) {
+    const PhaseComparison* w = nullptr;
+    for (const auto& pc : c.phases) {
+      if (pc.verdict != v) continue;
+      if (!w || (highest ? pc.ratio.ratio > w->ratio.ratio : pc.ratio.ratio < w->ratio.ratio)) {
+        w = &pc;
+      }
+    }
+    return w;
+  };
+  const PhaseComparison* phase = nullptr;
+  if ((phase = worst(Verdict::kRegression, true))) {
+    c.verdict = Verdict::kRegression;
+  } else if (failing) {
+    c.verdict = Verdict::kRegression;
+    c.summary = "regression: " + failing->text + " (--fail-on " + failing->count + ")";
+    return;
+  } else if ((phase = worst(Verdict::kImprovement, false))) {
+    c.verdict = Verdict::kImprovement;
+  } else if ((phase = worst(Verdict::kInconclusive, true))) {
+    c.verdict = Verdict::kInconclusive;
+  }
+  if (phase) {
+    c.summary = std::string(to_string(c.verdict)) + ": phase " + std::to_string(phase->phase) +
+                " steady median " + fmt("%.3g ms", phase->median_a_ms) + " -> " +
+                fmt("%.3g ms", phase->median_b_ms) + ", " + phase->reason;
+    if (failing) c.summary += "; and " + failing->text + " (--fail-on " + failing->count + ")";
+  } else {
+    c.summary = "no_change: every phase's steady median is proven within the " +
+                fmt("%.1f%%", o.threshold * 100.0) + " threshold (TOST, Holm)";
+  }
 }
 
 }  // namespace
@@ -105,14 +161,34 @@ void CompareOptions::validate() const {
     throw InputError("--threshold must be a percentage in [0, 100), got " +
                      fmt("%g", threshold * 100.0));
   }
-  if (!(alpha > 0.0 && alpha < 1.0))
+  if (!(alpha > 0.0 && alpha < 1.0)) {
     throw InputError("--alpha must be in (0, 1), got " + fmt("%g", alpha));
+  }
+  if (!(power > 0.0 && power < 1.0)) {
+    throw InputError("--power must be in (0, 1), got " + fmt("%g", power));
+  }
   if (!(bootstrap.confidence > 0.0 && bootstrap.confidence < 1.0)) {
-    throw InputError("--confidence must be in (0, 1), got " + fmt("%g", bootstrap.confidence));
+    throw InputError("--confidence must be a percentage in (0, 100), got " +
+                     fmt("%g", bootstrap.confidence * 100.0));
   }
   if (bootstrap.resamples < 1) {
     throw InputError("--resamples must be >= 1, got " + std::to_string(bootstrap.resamples));
   }
+  for (const std::string& name : fail_on) {
+    const auto& names = count_names();
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      parse_fail_on(name);  // throws naming the accepted counts
+    }
+  }
+}
+
+stats::RatioTestOptions CompareOptions::ratio_test() const {
+  stats::RatioTestOptions o;
+  o.confidence = bootstrap.confidence;
+  o.alpha = alpha;
+  o.threshold = threshold;
+  o.power = power;
+  return o;
 }
 
 const char* to_string(Verdict verdict) {
@@ -123,90 +199,136 @@ const char* to_string(Verdict verdict) {
       return "regression";
     case Verdict::kImprovement:
       return "improvement";
+    case Verdict::kInconclusive:
+      return "inconclusive";
   }
   return "no_change";
 }
 
+const char* to_string(ReplicationUnit unit) {
+  return unit == ReplicationUnit::kRuns ? "runs" : "blocks";
+}
+
 int exit_code_for(Verdict verdict) { return verdict == Verdict::kRegression ? 1 : 0; }
 
-Comparison compare_runs(const RunFile& a, const RunFile& b, const CompareOptions& options) {
-  std::error_code ec;
-  if (!a.path.empty() && std::filesystem::equivalent(a.path, b.path, ec) && !ec) {
-    throw InputError(b.path + ": the same file as " + a.path +
-                     "; compare needs two different runs (baseline first)");
-  }
-  if (a.steps.empty()) throw InputError(a.path + ": no step records; nothing to compare");
-  if (b.steps.empty()) throw InputError(b.path + ": no step records; nothing to compare");
+int exit_code_for(const Comparison& c, bool strict_inconclusive) {
+  if (c.verdict == Verdict::kRegression) return 1;
+  return strict_inconclusive && c.verdict == Verdict::kInconclusive ? 1 : 0;
+}
 
+namespace {
+
+Comparison compare_sets(const std::vector<const RunFile*>& a, const std::vector<const RunFile*>& b,
+                        const CompareOptions& options) {
+  if (a.empty() || b.empty()) {
+    throw InputError(std::string("no run files for side ") + (a.empty() ? "A" : "B") +
+                     "; compare needs at least one run per side");
+  }
+  std::vector<const RunFile*> all = a;
+  all.insert(all.end(), b.begin(), b.end());
+  check_distinct(all);
+  check_same_config(a, "A");
+  check_same_config(b, "B");
+
+  detail::SideRuns sa, sb;
+  sa.files = a;
+  sb.files = b;
+  {
+    std::vector<RunAnalysis> analyses = analyze_all(all, options.analysis);
+    sa.analyses.assign(std::make_move_iterator(analyses.begin()),
+                       std::make_move_iterator(analyses.begin() + static_cast<long>(a.size())));
+    sb.analyses.assign(std::make_move_iterator(analyses.begin() + static_cast<long>(a.size())),
+                       std::make_move_iterator(analyses.end()));
+  }
   Comparison c;
   c.options = options;
-  // The two analyses are independent; on a million steps each, two cores halve the wait.
-  auto future_b = std::async(std::launch::async, [&] { return analyze_run(b, options.analysis); });
-  c.a = analyze_run(a, options.analysis);
-  c.b = future_b.get();
+  for (const RunFile* r : a) c.paths_a.push_back(r->path);
+  for (const RunFile* r : b) c.paths_b.push_back(r->path);
+  c.unit = a.size() >= 2 || b.size() >= 2 ? ReplicationUnit::kRuns : ReplicationUnit::kBlocks;
 
-  // Phases named by steps or phase_start events of either run must have steps in both.
+  // Phases named by steps or phase_start events of any run must have steps in all.
   std::set<int> phases;
-  for (const auto* ra : {&c.a, &c.b}) {
-    for (const auto& p : ra->phases) phases.insert(p.phase);
+  for (const auto* side : {&sa, &sb}) {
+    for (const RunAnalysis& ra : side->analyses) {
+      for (const auto& p : ra.phases) phases.insert(p.phase);
+    }
   }
-  for (const RunFile* run : {&a, &b}) {
+  for (const RunFile* run : all) {
     for (const auto& e : run->events) {
       if (e.kind == EventKind::kPhaseStart) phases.insert(e.phase);
     }
   }
   for (int phase : phases) {
-    const auto ia = find_phase(c.a, phase);
-    const auto ib = find_phase(c.b, phase);
-    if (!ia || !ib) {
-      const RunAnalysis& missing = ia ? c.b : c.a;
-      const RunAnalysis& other = ia ? c.a : c.b;
-      const auto io = find_phase(other, phase);
-      throw InputError(
-          missing.path + ": no steps in phase " + std::to_string(phase) +
-          (io ? " (" + other.path + " has " + std::to_string(other.phases[*io].all.n) + ")"
-              : " (it has a phase_start event but no steps)") +
-          "; cannot compare");
-    }
-    PhaseComparison pc = compare_phase(c.a.phases[*ia], c.b.phases[*ib], options);
-    for (const auto* r : {&c.a, &c.b}) {
-      const PhaseAnalysis& pa = r->phases[*(r == &c.a ? ia : ib)];
-      if (std::abs(pa.drift_ratio - 1.0) > options.drift_warning) {
-        char buf[48];
-        std::snprintf(buf, sizeof buf, "%+.0f%%", (pa.drift_ratio - 1.0) * 100.0);
-        c.warnings.push_back(r->path + ": phase " + std::to_string(phase) +
-                             "'s steady step time drifted " + buf +
-                             " from its first half to its second (a busy machine?); the verdict "
-                             "may reflect the conditions, not the code");
+    for (auto* side : {&sa, &sb}) {
+      side->phase_index.clear();
+      for (const RunAnalysis& ra : side->analyses) {
+        const auto i = find_phase(ra, phase);
+        if (!i) {
+          // Name a run that has the phase, for the message.
+          const RunAnalysis* other = nullptr;
+          for (const auto* s : {&sa, &sb}) {
+            for (const RunAnalysis& o : s->analyses) {
+              if (!other && find_phase(o, phase)) other = &o;
+            }
+          }
+          throw InputError(
+              ra.path + ": no steps in phase " + std::to_string(phase) +
+              (other ? " (" + other->path + " has " +
+                           std::to_string(other->phases[*find_phase(*other, phase)].all.n) + ")"
+                     : " (it has a phase_start event but no steps)") +
+              "; cannot compare");
+        }
+        side->phase_index.push_back(*i);
       }
     }
-    if (pc.n_a < options.min_samples || pc.n_b < options.min_samples) {
-      c.warnings.push_back("phase " + std::to_string(phase) + ": only " + std::to_string(pc.n_a) +
-                           " and " + std::to_string(pc.n_b) + " steady steps (fewer than " +
+    PhaseComparison pc = detail::compare_phase_timing(phase, sa, sb, options, c.warnings);
+    for (const auto* side : {&sa, &sb}) {
+      for (size_t i = 0; i < side->analyses.size(); ++i) {
+        const RunAnalysis& r = side->analyses[i];
+        const PhaseAnalysis& pa = r.phases[side->phase_index[i]];
+        if (std::abs(pa.drift_ratio - 1.0) > options.drift_warning) {
+          char buf[48];
+          std::snprintf(buf, sizeof buf, "%+.0f%%", (pa.drift_ratio - 1.0) * 100.0);
+          c.warnings.push_back(r.path + ": phase " + std::to_string(phase) +
+                               "'s steady step time drifted " + buf +
+                               " from its first half to its second (a busy machine?); the "
+                               "verdict may reflect the conditions, not the code");
+        }
+      }
+    }
+    const int64_t fewest_a = phase_steady_min(sa);
+    const int64_t fewest_b = phase_steady_min(sb);
+    if (fewest_a < options.min_samples || fewest_b < options.min_samples) {
+      c.warnings.push_back("phase " + std::to_string(phase) + ": only " + std::to_string(fewest_a) +
+                           " and " + std::to_string(fewest_b) + " steady steps (fewer than " +
                            std::to_string(options.min_samples) + "); the verdict is weak");
     }
+    detail::compare_counts(phase, sa, sb, options, c.count_changes);
     c.phases.push_back(std::move(pc));
   }
+  detail::judge_phases(c.phases, options);
 
-  for (const SwitchCost& sa : c.a.switches) {
-    for (const SwitchCost& sb : c.b.switches) {
-      if (sa.to_phase != sb.to_phase) continue;
+  c.a = std::move(sa.analyses.front());
+  c.b = std::move(sb.analyses.front());
+  for (const SwitchCost& s_a : c.a.switches) {
+    for (const SwitchCost& s_b : c.b.switches) {
+      if (s_a.to_phase != s_b.to_phase) continue;
       SwitchComparison sc;
-      sc.to_phase = sa.to_phase;
-      sc.tax_s_a = sa.tax_s;
-      sc.tax_s_b = sb.tax_s;
-      sc.extra_s_a = sa.extra_s;
-      sc.extra_s_b = sb.extra_s;
-      sc.compile_s_a = sa.compile_s;
-      sc.compile_s_b = sb.compile_s;
-      sc.recovery_steps_a = sa.recovery_steps;
-      sc.recovery_steps_b = sb.recovery_steps;
-      sc.tax_s_difference = sb.tax_s - sa.tax_s;
+      sc.to_phase = s_a.to_phase;
+      sc.tax_s_a = s_a.tax_s;
+      sc.tax_s_b = s_b.tax_s;
+      sc.extra_s_a = s_a.extra_s;
+      sc.extra_s_b = s_b.extra_s;
+      sc.compile_s_a = s_a.compile_s;
+      sc.compile_s_b = s_b.compile_s;
+      sc.recovery_steps_a = s_a.recovery_steps;
+      sc.recovery_steps_b = s_b.recovery_steps;
+      sc.tax_s_difference = s_b.tax_s - s_a.tax_s;
       c.switches.push_back(sc);
     }
   }
 
-  c.config_differences = diff_headers(a.header, b.header);
+  c.config_differences = diff_headers(a.front()->header, b.front()->header);
   std::vector<const ConfigDifference*> unexpected;
   for (const ConfigDifference& d : c.config_differences) {
     const auto& expected = options.expected_differences;
@@ -226,33 +348,31 @@ Comparison compare_runs(const RunFile& a, const RunFile& b, const CompareOptions
     }
     c.warnings.push_back("the runs' configurations differ: " + list);
   }
-  for (const auto* ra : {&c.a, &c.b}) {
-    c.warnings.insert(c.warnings.end(), ra->warnings.begin(), ra->warnings.end());
+  c.warnings.insert(c.warnings.end(), c.a.warnings.begin(), c.a.warnings.end());
+  c.warnings.insert(c.warnings.end(), c.b.warnings.begin(), c.b.warnings.end());
+  for (const auto* side : {&sa, &sb}) {
+    for (size_t i = 1; i < side->analyses.size(); ++i) {
+      const auto& w = side->analyses[i].warnings;
+      c.warnings.insert(c.warnings.end(), w.begin(), w.end());
+    }
   }
 
-  const PhaseComparison* worst = nullptr;
-  for (const auto& pc : c.phases) {
-    if (pc.verdict == Verdict::kRegression && (!worst || pc.ratio.ratio > worst->ratio.ratio))
-      worst = &pc;
-  }
-  if (worst) {
-    c.verdict = Verdict::kRegression;
-  } else {
-    for (const auto& pc : c.phases) {
-      if (pc.verdict == Verdict::kImprovement && (!worst || pc.ratio.ratio < worst->ratio.ratio))
-        worst = &pc;
-    }
-    if (worst) c.verdict = Verdict::kImprovement;
-  }
-  if (worst) {
-    c.summary = std::string(to_string(c.verdict)) + ": phase " + std::to_string(worst->phase) +
-                " steady median " + fmt("%.3g ms", worst->median_a_ms) + " -> " +
-                fmt("%.3g ms", worst->median_b_ms) + ", " + worst->reason;
-  } else {
-    c.summary = "no_change: every phase's steady median is within the " +
-                fmt("%.1f%%", options.threshold * 100.0) + " threshold or not significant";
-  }
+  summarize(c);
   return c;
+}
+
+}  // namespace
+
+Comparison compare_run_sets(const std::vector<RunFile>& a, const std::vector<RunFile>& b,
+                            const CompareOptions& options) {
+  std::vector<const RunFile*> pa, pb;
+  for (const RunFile& r : a) pa.push_back(&r);
+  for (const RunFile& r : b) pb.push_back(&r);
+  return compare_sets(pa, pb, options);
+}
+
+Comparison compare_runs(const RunFile& a, const RunFile& b, const CompareOptions& options) {
+  return compare_sets({&a}, {&b}, options);
 }
 
 }  // namespace recompdiag

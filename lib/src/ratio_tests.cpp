@@ -67,6 +67,10 @@ double invert(Cdf cdf, double p, double lo, double hi) {
   return 0.5 * (lo + hi);
 }
 
+// Keeps a probability inside (0, 1) where a quantile exists: alpha = 1e-300 asks for a point
+// beyond double precision.
+double inside(double p) { return std::clamp(p, 1e-15, 1.0 - 1e-15); }
+
 }  // namespace
 
 double normal_quantile(double p) {
@@ -118,14 +122,15 @@ RatioTest ratio_test_from_log(double log_ratio, double se_log, double df,
     t.mde = 0.0;
     return t;
   }
-  const double q = student_t_quantile(1.0 - (1.0 - o.confidence) / 2.0, df);
+  const double q = student_t_quantile(inside(1.0 - (1.0 - o.confidence) / 2.0), df);
   t.low = std::exp(log_ratio - q * se_log);
   t.high = std::exp(log_ratio + q * se_log);
   t.p = std::min(1.0, 2.0 * student_t_upper_tail(std::fabs(log_ratio) / se_log, df));
   const double p_above_lower = student_t_upper_tail((log_ratio - lower) / se_log, df);
   const double p_below_upper = student_t_upper_tail((upper - log_ratio) / se_log, df);
   t.tost_p = std::max(p_above_lower, p_below_upper);
-  const double z = student_t_quantile(1.0 - o.alpha / 2.0, df) + student_t_quantile(o.power, df);
+  const double z = student_t_quantile(inside(1.0 - o.alpha / 2.0), df) +
+                   student_t_quantile(inside(o.power), df);
   t.mde = std::expm1(z * se_log);
   return t;
 }
@@ -154,9 +159,8 @@ RatioTest run_ratio_test(const std::vector<double>& a, const std::vector<double>
     const double va = la.variance / na;
     const double vb = lb.variance / nb;
     se = std::sqrt(va + vb);
-    df = va + vb > 0.0
-             ? (va + vb) * (va + vb) / (va * va / (na - 1.0) + vb * vb / (nb - 1.0))
-             : na + nb - 2.0;
+    df = va + vb > 0.0 ? (va + vb) * (va + vb) / (va * va / (na - 1.0) + vb * vb / (nb - 1.0))
+                       : na + nb - 2.0;
   } else {
     // One side has a single run: it is taken to vary as the other side's runs do.
     const MeanVariance& multi = la.n >= 2 ? la : lb;
@@ -176,7 +180,8 @@ int runs_needed(double se_log, int runs, const RatioTestOptions& o, int max_runs
   const double effect = std::log1p(o.threshold);
   for (int n = 2; n <= max_runs; ++n) {
     const double df = 2.0 * n - 2.0;
-    const double z = student_t_quantile(1.0 - o.alpha / 2.0, df) + student_t_quantile(o.power, df);
+    const double z = student_t_quantile(inside(1.0 - o.alpha / 2.0), df) +
+                     student_t_quantile(inside(o.power), df);
     if (z * sigma * std::sqrt(2.0 / n) <= effect) return n;
   }
   return max_runs;

@@ -26,6 +26,7 @@ h3{font-size:15px;margin:14px 0 6px}
 .verdict{border-radius:8px;padding:18px 22px;color:#fff}
 .verdict p{margin:4px 0}
 .regression{background:#b3261e}.improvement{background:#1e7b34}.no_change{background:#44546a}
+.inconclusive{background:#8a6d1e}
 .runs{opacity:.92;font-size:14px}
 table{border-collapse:collapse;background:#fff;margin:6px 0;font-size:14px}
 th,td{border:1px solid #d9dde3;padding:4px 9px;text-align:right;white-space:nowrap}
@@ -496,9 +497,10 @@ void HtmlRenderer::render(const Comparison& c, std::ostream& out) const {
       << kStyle << "</style></head><body><main>\n";
 
   out << "<header class=\"verdict " << verdict << "\"><h1>"
-      << (c.verdict == Verdict::kRegression    ? "Regression"
-          : c.verdict == Verdict::kImprovement ? "Improvement"
-                                               : "No change")
+      << (c.verdict == Verdict::kRegression     ? "Regression"
+          : c.verdict == Verdict::kImprovement  ? "Improvement"
+          : c.verdict == Verdict::kInconclusive ? "Inconclusive"
+                                                : "No change")
       << "</h1>\n<p>" << html_escape(c.summary)
       << "</p>\n<p class=\"runs\">A (baseline): " << run_line(c.a)
       << " &middot; B: " << run_line(c.b) << " &middot; threshold "
@@ -513,7 +515,9 @@ void HtmlRenderer::render(const Comparison& c, std::ostream& out) const {
 
   out << "<h2>Steady-state step time per phase</h2>\n<table><tr><th>phase</th><th>A steps "
          "(warm-up)</th><th>B steps (warm-up)</th><th>A median ms</th><th>B median ms</th>"
-         "<th>B/A</th><th>95% CI</th><th>Mann-Whitney p</th><th>A p95 ms</th><th>B p95 ms</th>"
+         "<th>B/A</th><th>"
+      << detail::printf_string("%g%% CI", c.options.bootstrap.confidence * 100.0)
+      << "</th><th>p (Holm)</th><th>detectable</th><th>A p95 ms</th><th>B p95 ms</th>"
          "<th>A MAD ms</th><th>B MAD ms</th><th class=\"l\">verdict</th></tr>\n";
   for (const auto& p : c.phases) {
     const PhaseAnalysis* pa = nullptr;
@@ -529,8 +533,8 @@ void HtmlRenderer::render(const Comparison& c, std::ostream& out) const {
         << (pb ? pb->warmup_steps : 0) << ")</td><td>" << detail::ms(p.median_a_ms) << "</td><td>"
         << detail::ms(p.median_b_ms) << "</td><td>" << detail::ratio(p.ratio.ratio) << " ("
         << detail::change(p.ratio.ratio) << ")</td><td>" << detail::ratio(p.ratio.low) << "&ndash;"
-        << detail::ratio(p.ratio.high) << "</td><td>" << detail::p_value(p.mann_whitney.p)
-        << (p.mann_whitney.too_few_samples ? " (few samples)" : "") << "</td><td>"
+        << detail::ratio(p.ratio.high) << "</td><td>" << detail::p_value(p.p_holm) << "</td><td>"
+        << detail::printf_string("%.1f%%", p.test.mde * 100.0) << "</td><td>"
         << detail::ms(p.p95_a_ms) << "</td><td>" << detail::ms(p.p95_b_ms) << "</td><td>"
         << (pa ? detail::ms(pa->steady.mad_ms) : "") << "</td><td>"
         << (pb ? detail::ms(pb->steady.mad_ms) : "") << "</td><td class=\"l v-"
@@ -538,6 +542,14 @@ void HtmlRenderer::render(const Comparison& c, std::ostream& out) const {
         << "</td></tr>\n";
   }
   out << "</table>\n";
+  if (!c.count_changes.empty()) {
+    out << "<h2>Counts compared exactly</h2>\n<ul>\n";
+    for (const auto& cc : c.count_changes) {
+      out << "<li>" << html_escape(cc.text) << (cc.fails ? " (fails the gate: --fail-on)" : "")
+          << "</li>\n";
+    }
+    out << "</ul>\n";
+  }
 
   if (!c.switches.empty()) {
     out << "<h2>Phase switch: the recompile tax</h2>\n<table><tr><th>switch to phase</th>"

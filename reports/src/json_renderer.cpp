@@ -169,6 +169,34 @@ json report_json(const Comparison& c) {
                         {"too_few_samples", p.mann_whitney.too_few_samples}}},
                       {"verdict", to_string(p.verdict)},
                       {"reason", p.reason}});
+    // The gate's tests (issue 13): what the verdict rests on.
+    phases.back()["test"] = {{"unit", to_string(p.unit)},
+                             {"n_a", p.test.n_a},
+                             {"n_b", p.test.n_b},
+                             {"block_steps_a", p.block_steps_a},
+                             {"block_steps_b", p.block_steps_b},
+                             {"run_medians_a_ms", nums(p.run_medians_a_ms)},
+                             {"run_medians_b_ms", nums(p.run_medians_b_ms)},
+                             {"se_log", num(p.test.se_log)},
+                             {"df", num(p.test.df)},
+                             {"p", num(p.test.p)},
+                             {"p_holm", num(p.p_holm)},
+                             {"tost_p", num(p.test.tost_p)},
+                             {"tost_p_holm", num(p.tost_p_holm)},
+                             {"equivalent", p.equivalent},
+                             {"mde", num(p.test.mde)},
+                             {"runs_needed", p.runs_needed}};
+  }
+  json counts = json::array();
+  for (const auto& cc : c.count_changes) {
+    counts.push_back({{"phase", cc.phase},
+                      {"count", cc.count},
+                      {"a_min", cc.a_min},
+                      {"a_max", cc.a_max},
+                      {"b_min", cc.b_min},
+                      {"b_max", cc.b_max},
+                      {"fails", cc.fails},
+                      {"text", cc.text}});
   }
   json switches = json::array();
   for (const auto& s : c.switches) {
@@ -200,8 +228,14 @@ json report_json(const Comparison& c) {
             {"min_samples", c.options.min_samples},
             {"bootstrap_resamples", c.options.bootstrap.resamples},
             {"bootstrap_seed", c.options.bootstrap.seed},
-            {"confidence", c.options.bootstrap.confidence}}},
+            {"confidence", c.options.bootstrap.confidence},
+            {"power", c.options.power},
+            {"fail_on", c.options.fail_on}}},
+          {"unit", to_string(c.unit)},
+          {"runs_a", c.paths_a},
+          {"runs_b", c.paths_b},
           {"phases", phases},
+          {"count_changes", counts},
           {"switches", switches},
           {"config_differences", diffs},
           {"warnings", c.warnings},

@@ -38,18 +38,32 @@ void MarkdownRenderer::render(const Comparison& c, std::ostream& out) const {
   out << c.summary << "\n\n";
   out << "A (baseline) = " << run_label(c.a) << ", B = " << run_label(c.b) << "; threshold "
       << detail::printf_string("%.1f%%", c.options.threshold * 100.0) << ", alpha "
-      << detail::printf_string("%g", c.options.alpha) << ".\n\n";
+      << detail::printf_string("%g", c.options.alpha) << "; "
+      << (c.unit == ReplicationUnit::kRuns
+              ? std::to_string(c.paths_a.size()) + " vs " + std::to_string(c.paths_b.size()) +
+                    " runs, the run is the unit"
+              : std::string("one run per side, blocks of consecutive steps resampled"))
+      << ".\n\n";
 
-  out << "| Phase | A median ms | B median ms | B/A | 95% CI | p | A p95 ms | B p95 ms | Verdict "
-         "|\n";
-  out << "|---|---:|---:|---:|---|---:|---:|---:|---|\n";
+  out << "| Phase | A median ms | B median ms | B/A | "
+      << detail::printf_string("%g%% CI", c.options.bootstrap.confidence * 100.0)
+      << " | p (Holm) | detectable | A p95 ms | B p95 ms | Verdict |\n";
+  out << "|---|---:|---:|---:|---|---:|---:|---:|---:|---|\n";
   for (const auto& p : c.phases) {
     out << "| " << p.phase << " | " << detail::ms(p.median_a_ms) << " | "
         << detail::ms(p.median_b_ms) << " | " << detail::ratio(p.ratio.ratio) << " ("
         << detail::change(p.ratio.ratio) << ") | " << detail::ratio(p.ratio.low) << "-"
-        << detail::ratio(p.ratio.high) << " | " << detail::p_value(p.mann_whitney.p) << " | "
-        << detail::ms(p.p95_a_ms) << " | " << detail::ms(p.p95_b_ms) << " | "
-        << detail::verdict_words(to_string(p.verdict)) << " |\n";
+        << detail::ratio(p.ratio.high) << " | " << detail::p_value(p.p_holm) << " | "
+        << detail::printf_string("%.1f%%", p.test.mde * 100.0) << " | " << detail::ms(p.p95_a_ms)
+        << " | " << detail::ms(p.p95_b_ms) << " | " << detail::verdict_words(to_string(p.verdict))
+        << " |\n";
+  }
+
+  if (!c.count_changes.empty()) {
+    out << "\n**Counts compared exactly**:\n";
+    for (const auto& cc : c.count_changes) {
+      out << "- " << cc.text << (cc.fails ? " (fails the gate: --fail-on)" : "") << "\n";
+    }
   }
 
   if (!c.switches.empty()) {

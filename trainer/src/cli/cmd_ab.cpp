@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/run_set.h"
 #include "cli/train_flags.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/run_io.h"
@@ -21,6 +22,7 @@ struct AbCommand {
   double threshold_pct = 5.0;
   double alpha = 0.05;
   bool sequential = false;
+  int repeats = 1;
   MetricsOptions metrics;
 };
 
@@ -42,6 +44,10 @@ void add_ab_command(CLI::App& app, CommandContext& ctx) {
   cmd->add_flag("--sequential", state->sequential,
                 "Train the modes one after the other instead of taking turns epoch by epoch (turns "
                 "make a machine that speeds up or slows down affect both runs alike)");
+  cmd->add_option("--repeats", state->repeats,
+                  "Pairs of runs; with 2 or more the comparison takes the run as the unit "
+                  "(files DIR/recompile-1.jsonl, ...)")
+      ->capture_default_str();
   add_metrics_flags(*cmd, state->metrics);
   cmd->callback([state, &ctx] {
     AbCommand& s = *state;
@@ -58,6 +64,7 @@ void add_ab_command(CLI::App& app, CommandContext& ctx) {
     experiment.out_dir = s.out_dir;
     experiment.schedule = s.sequential ? AbSchedule::kSequential : AbSchedule::kInterleaved;
     experiment.quiet = s.flags.quiet;
+    experiment.repeats = s.repeats;
     experiment.metrics = s.metrics;
     CompareOptions options;
     options.threshold = s.threshold_pct / 100.0;
@@ -70,9 +77,9 @@ void add_ab_command(CLI::App& app, CommandContext& ctx) {
       ctx.exit_code = runs.exit_code;
       return;
     }
-    RunFile recompile = read_run_file(runs.a_paths.front());
-    RunFile mutable_run = read_run_file(runs.b_paths.front());
-    std::cout << reports::write_ab_reports(recompile, mutable_run, options, s.out_dir);
+    const std::vector<RunFile> a = read_run_set(runs.a_paths);
+    const std::vector<RunFile> b = read_run_set(runs.b_paths);
+    std::cout << reports::write_reports(compare_run_sets(a, b, options), s.out_dir);
     if (!s.flags.quiet) std::cout << "\nreports: " << s.out_dir << "/report.{md,html,json}\n";
     ctx.exit_code = 0;
   });

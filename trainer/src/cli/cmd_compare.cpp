@@ -1,10 +1,10 @@
 // `recompdiag compare A.jsonl B.jsonl`: the A/B verdict a CI can gate on.
 
-#include <future>
 #include <iostream>
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/run_set.h"
 #include "recompdiag/core/compare.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/run_io.h"
@@ -17,13 +17,18 @@ namespace recompdiag::cli {
 namespace {
 
 struct CompareCommand {
-  std::string a;
+  std::string a;  // positional, one per side: `compare A.jsonl B.jsonl`
   std::string b;
+  std::vector<std::string> a_specs;  // --a, repeatable: files, directories, globs
+  std::vector<std::string> b_specs;
   std::string format = "md";
   bool format_given = false;
   std::string out;
   double threshold_pct = 5.0;
   double alpha = 0.05;
+  double confidence = 95.0;
+  std::string fail_on;
+  bool strict_inconclusive = false;
   std::string trace;
 };
 
@@ -44,8 +49,25 @@ CompareOptions to_options(const CompareCommand& s) {
   CompareOptions o;
   o.threshold = s.threshold_pct / 100.0;
   o.alpha = s.alpha;
+  o.bootstrap.confidence = s.confidence / 100.0;
+  o.fail_on = parse_fail_on(s.fail_on);
   o.validate();
   return o;
+}
+
+// One side's run files: the positional argument or --a/--b (not both), expanded.
+std::vector<std::string> side_paths(const std::string& positional,
+                                    const std::vector<std::string>& specs, const char* side,
+                                    const std::string& flag) {
+  if (!positional.empty() && !specs.empty()) {
+    throw InputError(std::string("give side ") + side + " either as an argument or with " + flag +
+                     ", not both");
+  }
+  if (positional.empty() && specs.empty()) {
+    throw InputError(std::string("no run files for side ") + side + ": give A.jsonl B.jsonl or " +
+                     "--a/--b (files, directories or globs)");
+  }
+  return expand_run_paths(positional.empty() ? specs : std::vector<std::string>{positional}, flag);
 }
 
 }  // namespace
@@ -54,11 +76,17 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
   auto state = std::make_shared<CompareCommand>();
   CLI::App* cmd = app.add_subcommand(
       "compare",
-      "Compare run B against baseline run A: per-phase steady-state step time with a bootstrap "
-      "interval and Mann-Whitney U, the recompile tax and what caused each slow stretch. Exit 0: "
-      "no regression; 1: B regresses beyond the threshold with significance; 2: bad input");
-  cmd->add_option("A", state->a, "Baseline run file (JSON Lines)")->required();
-  cmd->add_option("B", state->b, "Run file compared against the baseline")->required();
+      "Compare the runs of B against the baseline runs of A: per phase, B/A of steady step times "
+      "with an interval and tests (runs as the unit with several runs per side, else a block "
+      "bootstrap), counts compared exactly, the recompile tax and what caused each slow "
+      "stretch. Exit 0: no regression (inconclusive warns); 1: B regresses beyond the "
+      "threshold with significance, or a --fail-on count grew; 2: bad input");
+  cmd->add_option("A", state->a, "Baseline run file (JSON Lines)");
+  cmd->add_option("B", state->b, "Run file compared against the baseline");
+  cmd->add_option("--a", state->a_specs,
+                  "Baseline runs: a run file, a directory (its *.jsonl) or a quoted glob; "
+                  "repeatable. Two or more runs per side make the run the unit of replication");
+  cmd->add_option("--b", state->b_specs, "Runs compared against the baseline, as --a");
   CLI::Option* format =
       cmd->add_option("--format", state->format,
                       "Report format: md, html or json (default: from --out's extension, else md)");
@@ -66,8 +94,17 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--threshold", state->threshold_pct,
                   "Noise threshold in percent: smaller changes of a steady median never count")
       ->capture_default_str();
-  cmd->add_option("--alpha", state->alpha, "Significance level of the Mann-Whitney U test")
+  cmd->add_option("--alpha", state->alpha,
+                  "Family-wise significance level of the phase tests (Holm over the phases)")
       ->capture_default_str();
+  cmd->add_option("--confidence", state->confidence, "Confidence level of the intervals, percent")
+      ->capture_default_str();
+  cmd->add_option("--fail-on", state->fail_on,
+                  "Counts that fail the gate when B has more in any phase, whatever the timing: "
+                  "comma-separated from compiles, plan_builds, syncs, copies, cache_misses, "
+                  "alerts");
+  cmd->add_flag("--strict-inconclusive", state->strict_inconclusive,
+                "Exit 1 when the verdict is inconclusive (default: exit 0 with a warning)");
   cmd->add_option("--trace", state->trace,
                   "Also write a Chrome trace-event JSON of both runs to FILE (opens in Perfetto)");
   cmd->callback([state, format, &ctx] {
@@ -75,12 +112,16 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
     const CompareCommand& s = *state;
     const CompareOptions options = to_options(s);
     const auto renderer = reports::make_renderer(report_format(s));
-    // The two files are independent; reading them on two threads halves the wait on big runs.
-    auto read_b = std::async(std::launch::async, [&] { return read_run_file(s.b); });
-    RunFile a = read_run_file(s.a);
-    RunFile b = read_b.get();
-    const Comparison c = compare_runs(a, b, options);
+    const std::vector<RunFile> a = read_run_set(side_paths(s.a, s.a_specs, "A", "--a"));
+    const std::vector<RunFile> b = read_run_set(side_paths(s.b, s.b_specs, "B", "--b"));
+    const Comparison c = compare_run_sets(a, b, options);
     for (const std::string& w : c.warnings) std::cerr << "recompdiag: warning: " << w << "\n";
+    if (c.verdict == Verdict::kInconclusive) {
+      std::cerr << "recompdiag: warning: " << c.summary
+                << (s.strict_inconclusive ? " (exit 1: --strict-inconclusive)"
+                                          : " (exit 0; --strict-inconclusive makes it 1)")
+                << "\n";
+    }
     if (s.out.empty()) {
       renderer->render(c, std::cout);
       std::cout.flush();
@@ -90,9 +131,9 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
     }
     if (!s.trace.empty()) {
       reports::write_file_atomically(
-          s.trace, [&](std::ostream& out) { reports::write_chrome_trace(a, b, c, out); });
+          s.trace, [&](std::ostream& out) { reports::write_chrome_trace(a[0], b[0], c, out); });
     }
-    ctx.exit_code = exit_code_for(c.verdict);
+    ctx.exit_code = exit_code_for(c, s.strict_inconclusive);
   });
 }
 

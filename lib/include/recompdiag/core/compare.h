@@ -1,9 +1,20 @@
 #pragma once
 /// \file
-/// A/B comparison of two runs: per-phase ratio of steady-state medians with a bootstrap interval,
-/// a Mann-Whitney U test, and a verdict a CI can gate on.
+/// A/B comparison of runs: per phase, B / A of steady-state step times with an interval and
+/// tests that respect what is replicated, the deterministic counts compared exactly, and a
+/// verdict a CI can gate on.
 ///
-/// A is the baseline; ratios are B / A, so a ratio above 1 means B is slower.
+/// A is the baseline; ratios are B / A, so a ratio above 1 means B is slower. With two or more
+/// runs on a side, the run is the unit of replication (each run's steady median is one
+/// observation, Welch's t on their logs). With one run per side, a block bootstrap resamples
+/// blocks of consecutive steps. Phases are judged together: Holm's adjustment over the phases'
+/// p-values, and "no change" only where two one-sided tests (TOST) prove the change smaller than
+/// the threshold; what is neither is `inconclusive`, with the runs per side that would settle it.
+///
+///     std::vector<RunFile> a = {read_run_file("a1.jsonl"), read_run_file("a2.jsonl")};
+///     std::vector<RunFile> b = {read_run_file("b1.jsonl"), read_run_file("b2.jsonl")};
+///     Comparison c = compare_run_sets(a, b);
+///     int exit_code = exit_code_for(c, /*strict_inconclusive=*/false);
 
 #include <string>
 #include <vector>
@@ -16,10 +27,16 @@ namespace recompdiag {
 
 /// Settings of compare_runs().
 struct CompareOptions {
-  /// Noise threshold: a phase changes only when its ratio is beyond 1 +/- threshold.
+  /// Noise threshold: a phase changes only when its ratio is beyond 1 +/- threshold, and "no
+  /// change" means proven within it.
   double threshold = 0.05;
-  /// Significance level of the Mann-Whitney U test.
+  /// Family-wise significance level of the phase tests (Holm over the phases).
   double alpha = 0.05;
+  /// Power at which each phase's minimum detectable effect is reported.
+  double power = 0.80;
+  /// Deterministic counts (count_names()) that fail the gate when B has more of them than A in
+  /// any phase, whatever the timing says.
+  std::vector<std::string> fail_on;
   /// Fewer steady steps than this in a phase of either run draws a warning.
   int64_t min_samples = stats::kMannWhitneyMinSamples;
   /// A steady state whose second half's median differs from its first half's by more than this
@@ -32,30 +49,75 @@ struct CompareOptions {
   AnalysisOptions analysis;
 
   /// Throws InputError naming the flag for the first value out of range: threshold in [0, 1)
-  /// (printed as the percentage `--threshold` takes), alpha and the bootstrap confidence in
-  /// (0, 1), at least one bootstrap resample. `compare` and `ab` both call it.
+  /// (printed as the percentage `--threshold` takes), alpha, power and the bootstrap confidence
+  /// in (0, 1), at least one bootstrap resample, `fail_on` names from count_names(). `compare`
+  /// and `ab` both call it.
   void validate() const;
+  /// The settings of the phase tests.
+  stats::RatioTestOptions ratio_test() const;
 };
 
-/// What a comparison concludes.
-enum class Verdict { kNoChange, kRegression, kImprovement };
+/// The deterministic counts compared exactly, as `--fail-on` names them: compiles, plan_builds,
+/// syncs, copies, cache_misses, alerts.
+const std::vector<std::string>& count_names();
 
-/// "no_change", "regression" or "improvement".
+/// Parses `--fail-on` ("compiles,syncs"); throws InputError naming the accepted names.
+std::vector<std::string> parse_fail_on(const std::string& text);
+
+/// What a comparison concludes.
+enum class Verdict { kNoChange, kRegression, kImprovement, kInconclusive };
+
+/// "no_change", "regression", "improvement" or "inconclusive".
 const char* to_string(Verdict verdict);
+
+/// The phase tests' unit of replication.
+enum class ReplicationUnit {
+  kRuns,    ///< Each run's steady median is one observation (two or more runs on a side).
+  kBlocks,  ///< One run per side: blocks of consecutive steps, resampled (block bootstrap).
+};
+
+/// "runs" or "blocks".
+const char* to_string(ReplicationUnit unit);
 
 /// One phase compared.
 struct PhaseComparison {
   int phase = 1;
   int64_t n_a = 0;  ///< Steady steps of A.
   int64_t n_b = 0;
+  /// Steady median of A: of its one run, or the geometric mean of its runs' steady medians.
   double median_a_ms = 0.0;
   double median_b_ms = 0.0;
-  double p95_a_ms = 0.0;
+  double p95_a_ms = 0.0;  ///< Of the first run of each side.
   double p95_b_ms = 0.0;
-  stats::RatioInterval ratio;  ///< B / A of steady medians, with its interval.
+  std::vector<double> run_medians_a_ms;  ///< Each run's steady median.
+  std::vector<double> run_medians_b_ms;
+  ReplicationUnit unit = ReplicationUnit::kBlocks;
+  int64_t block_steps_a = 0;  ///< Steps per block (kBlocks).
+  int64_t block_steps_b = 0;
+  stats::RatioTest test;       ///< B / A with its interval, p, TOST p and detectable effect.
+  stats::RatioInterval ratio;  ///< The same ratio and interval, for renderers.
+  /// Step-level Mann-Whitney U: shown for reference only; steps are not independent, so the
+  /// verdict does not use it.
   stats::MannWhitneyResult mann_whitney;
+  double p_holm = 1.0;       ///< test.p adjusted over the phases (Holm).
+  double tost_p_holm = 1.0;  ///< test.tost_p adjusted over the phases.
+  bool equivalent = false;   ///< TOST proved |B / A - 1| within the threshold.
+  /// Runs per side that would settle an inconclusive phase (0 otherwise).
+  int runs_needed = 0;
   Verdict verdict = Verdict::kNoChange;
   std::string reason;  ///< Why this verdict, in one sentence.
+};
+
+/// A deterministic count that differs between the sides in one phase, compared exactly.
+struct CountChange {
+  int phase = 1;
+  std::string count;  ///< As count_names() names it: "compiles".
+  int64_t a_min = 0;  ///< Over the runs of A (equal with one run).
+  int64_t a_max = 0;
+  int64_t b_min = 0;
+  int64_t b_max = 0;
+  bool fails = false;  ///< B has more, and `count` is in CompareOptions::fail_on.
+  std::string text;    ///< "B: 12 more JIT compiles in phase 2 (0 -> 12)".
 };
 
 /// The cost of one phase switch in both runs.
@@ -81,10 +143,14 @@ struct ConfigDifference {
 
 /// Everything compare_runs() finds.
 struct Comparison {
-  RunAnalysis a;
-  RunAnalysis b;
+  RunAnalysis a;  ///< The first run of A, for its details (slow stretches, charts).
+  RunAnalysis b;  ///< The first run of B.
+  std::vector<std::string> paths_a;  ///< Every run of A.
+  std::vector<std::string> paths_b;
   CompareOptions options;
+  ReplicationUnit unit = ReplicationUnit::kBlocks;
   std::vector<PhaseComparison> phases;
+  std::vector<CountChange> count_changes;  ///< Counts that differ, phase by phase.
   std::vector<SwitchComparison> switches;
   std::vector<ConfigDifference> config_differences;
   Verdict verdict = Verdict::kNoChange;
@@ -92,18 +158,28 @@ struct Comparison {
   std::vector<std::string> warnings;  ///< Config differences, few samples, skipped lines, ...
 };
 
-/// Compares run B against baseline A.
+/// Compares the runs of B against the baseline runs of A.
 ///
-/// Per phase, B/A is the ratio of steady-state medians. A phase regresses when the ratio is above
-/// 1 + threshold, its bootstrap interval lies above 1 and the Mann-Whitney p is below alpha; it
-/// improves symmetrically (ratio below 1 - threshold). The run regresses when any phase does;
-/// else it improves when any phase does.
+/// Per phase, B / A of steady medians. A phase regresses when the ratio is above 1 + threshold
+/// and its Holm-adjusted p is below alpha; it improves symmetrically (below 1 - threshold). It is
+/// no change when the Holm-adjusted TOST p is below alpha; else inconclusive. The comparison
+/// regresses when a phase does or a count named in `fail_on` grew; else it improves when a phase
+/// does; else it is inconclusive when a phase is; else no change.
 ///
-/// Throws InputError naming the file when: both are the same file, a run has no steps, or a
-/// phase present in one run has no steps in the other.
+/// Throws InputError naming the file when: a side is empty, a file is on both sides or twice on
+/// one, a run has no steps, a phase present in one run has no steps in another, or the runs of
+/// one side differ in configuration (seeds may differ).
+Comparison compare_run_sets(const std::vector<RunFile>& a, const std::vector<RunFile>& b,
+                            const CompareOptions& options = {});
+
+/// compare_run_sets() of one run per side.
 Comparison compare_runs(const RunFile& a, const RunFile& b, const CompareOptions& options = {});
 
 /// Exit code for a CI gate: 1 on regression, else 0.
 int exit_code_for(Verdict verdict);
+
+/// Exit code for a CI gate: 1 on regression (timing or a `fail_on` count), 1 on inconclusive
+/// when `strict_inconclusive`, else 0.
+int exit_code_for(const Comparison& comparison, bool strict_inconclusive);
 
 }  // namespace recompdiag

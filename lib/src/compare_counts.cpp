@@ -1,0 +1,127 @@
+// Deterministic counts compared exactly: a compile, a sync or a copy that B has and A has not is
+// a finding whatever the timing says.
+
+#include <algorithm>
+
+#include "detail/compare_parts.h"
+#include "recompdiag/core/error.h"
+
+namespace recompdiag {
+
+namespace {
+
+/// One count: its `--fail-on` name, how a sentence names it, when a run measured it, its value.
+struct CountDef {
+  const char* name;
+  const char* one;    // "JIT compile"
+  const char* words;  // "JIT compile", "JIT compiles"
+  bool (*measured)(const ProbeCounts&);
+  int64_t (*value)(const PhaseAnalysis&, const RunAnalysis&);
+};
+
+bool always(const ProbeCounts&) { return true; }
+
+// Alerts of the phase, without the timing rule: slow steps come and go with the machine.
+int64_t deterministic_alerts(const PhaseAnalysis& pa, const RunAnalysis& run) {
+  int64_t n = 0;
+  for (const AlertInstance& a : run.alerts) n += a.phase == pa.phase && a.rule != "slow_step";
+  return n;
+}
+
+const CountDef kCounts[] = {
+    {"compiles", "JIT compile", "JIT compiles", always,
+     [](const PhaseAnalysis& p, const RunAnalysis&) {
+       return std::max(p.counts.jit_compiles, p.counts.compile_events);
+     }},
+    {"plan_builds", "JIT plan build", "JIT plan builds",
+     [](const ProbeCounts& c) { return c.has_jit; },
+     [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.jit_plan_builds; }},
+    {"syncs", "host sync", "host syncs",
+     [](const ProbeCounts& c) { return c.has_dispatch || c.has_cupti; },
+     [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.syncs; }},
+    {"copies", "cross-device copy", "cross-device copies",
+     [](const ProbeCounts& c) { return c.has_dispatch || c.has_cupti; },
+     [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.copies; }},
+    {"cache_misses", "cache miss", "cache misses",
+     [](const ProbeCounts& c) { return c.has_dispatch || c.has_jit || c.has_cupti; },
+     [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.cache_misses(); }},
+    {"alerts", "alert", "alerts", always, deterministic_alerts},
+};
+
+std::string range(int64_t lo, int64_t hi) {
+  return lo == hi ? std::to_string(lo) : std::to_string(lo) + "-" + std::to_string(hi);
+}
+
+}  // namespace
+
+const std::vector<std::string>& count_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const CountDef& d : kCounts) out.push_back(d.name);
+    return out;
+  }();
+  return names;
+}
+
+std::vector<std::string> parse_fail_on(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size() && !text.empty()) {
+    const size_t comma = text.find(',', start);
+    const std::string name =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const auto& names = count_names();
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      std::string accepted;
+      for (const auto& n : names) accepted += (accepted.empty() ? "" : ", ") + n;
+      throw InputError("--fail-on: unknown count '" + name + "' (accepted: " + accepted + ")");
+    }
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+namespace detail {
+
+void compare_counts(int phase, const SideRuns& a, const SideRuns& b, const CompareOptions& options,
+                    std::vector<CountChange>& out) {
+  for (const CountDef& def : kCounts) {
+    bool measured = true;
+    int64_t lo[2] = {INT64_MAX, INT64_MAX};
+    int64_t hi[2] = {INT64_MIN, INT64_MIN};
+    for (int side = 0; side < 2; ++side) {
+      const SideRuns& runs = side == 0 ? a : b;
+      for (size_t i = 0; i < runs.analyses.size(); ++i) {
+        const PhaseAnalysis& pa = runs.analyses[i].phases[runs.phase_index[i]];
+        measured &= def.measured(pa.counts);
+        const int64_t v = def.value(pa, runs.analyses[i]);
+        lo[side] = std::min(lo[side], v);
+        hi[side] = std::max(hi[side], v);
+      }
+    }
+    if (!measured) continue;
+    const bool more = lo[1] > hi[0];
+    const bool fewer = hi[1] < lo[0];
+    if (!more && !fewer) continue;
+    CountChange c;
+    c.phase = phase;
+    c.count = def.name;
+    c.a_min = lo[0];
+    c.a_max = hi[0];
+    c.b_min = lo[1];
+    c.b_max = hi[1];
+    const auto& fail_on = options.fail_on;
+    c.fails = more && std::find(fail_on.begin(), fail_on.end(), c.count) != fail_on.end();
+    const int64_t by = more ? lo[1] - hi[0] : lo[0] - hi[1];
+    c.text = "B: " + std::to_string(by) + (more ? " more " : " fewer ") +
+             (by == 1 ? def.one : def.words) + " in phase " + std::to_string(phase) + " (" +
+             range(lo[0], hi[0]) + " -> " + range(lo[1], hi[1]) + ")";
+    out.push_back(std::move(c));
+  }
+}
+
+}  // namespace detail
+
+}  // namespace recompdiag

@@ -1,0 +1,36 @@
+#pragma once
+// The parts of compare_run_sets(), one file each: the phase timing tests and their verdicts
+// (compare_phases.cpp) and the exact comparison of deterministic counts (compare_counts.cpp).
+
+#include <string>
+#include <vector>
+
+#include "recompdiag/core/compare.h"
+
+namespace recompdiag::detail {
+
+/// The runs of one side with their analyses, in the order given.
+struct SideRuns {
+  std::vector<const RunFile*> files;
+  std::vector<RunAnalysis> analyses;
+  /// Index of the phase being compared in each analysis.
+  std::vector<size_t> phase_index;
+};
+
+/// printf of one number into a string.
+std::string format_number(const char* format, double value);
+
+/// The timing comparison of one phase (test, interval, figures), before the phases are judged
+/// together. Adds a warning when the autocorrelation outlasts the longest block.
+PhaseComparison compare_phase_timing(int phase, const SideRuns& a, const SideRuns& b,
+                                     const CompareOptions& options,
+                                     std::vector<std::string>& warnings);
+
+/// Holm over the phases, then each phase's verdict and reason.
+void judge_phases(std::vector<PhaseComparison>& phases, const CompareOptions& options);
+
+/// Counts of `phase` that differ between the sides (present in every run of both).
+void compare_counts(int phase, const SideRuns& a, const SideRuns& b, const CompareOptions& options,
+                    std::vector<CountChange>& out);
+
+}  // namespace recompdiag::detail

@@ -1,0 +1,178 @@
+// compare_run_sets(): several runs per side with the run as the unit, the exact comparison of
+// deterministic counts, and the inputs a gate must refuse.
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "recompdiag/core/compare.h"
+#include "recompdiag/core/error.h"
+#include "recompdiag/core/run_io.h"
+#include "recompdiag/core/synthetic_run.h"
+#include "test_util.h"
+
+using namespace recompdiag;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+/// Writes `n` synthetic runs named PREFIX-i.jsonl with seeds from `first_seed`, and reads them.
+std::vector<RunFile> runs(const test::TempDir& dir, const std::string& prefix, int n,
+                          SyntheticRunOptions o, uint64_t first_seed) {
+  std::vector<RunFile> out;
+  for (int i = 0; i < n; ++i) {
+    o.seed = first_seed + static_cast<uint64_t>(i);
+    const std::string path = dir.file(prefix + "-" + std::to_string(i) + ".jsonl");
+    write_synthetic_run(path, o);
+    out.push_back(read_run_file(path));
+  }
+  return out;
+}
+
+SyntheticRunOptions small() {
+  SyntheticRunOptions o;
+  o.phase_steps = {120, 120};
+  return o;
+}
+
+template <class F>
+std::string input_error(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  FAIL("no InputError");
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("three runs per side: the run is the unit, and reruns are proven equivalent") {
+  test::TempDir dir;
+  const Comparison c =
+      compare_run_sets(runs(dir, "a", 3, small(), 1), runs(dir, "b", 3, small(), 11));
+  CHECK(c.unit == ReplicationUnit::kRuns);
+  CHECK(c.paths_a.size() == 3);
+  CHECK(c.paths_b.size() == 3);
+  CHECK(c.verdict == Verdict::kNoChange);
+  REQUIRE(c.phases.size() == 2);
+  for (const PhaseComparison& p : c.phases) {
+    CHECK(p.unit == ReplicationUnit::kRuns);
+    CHECK(p.test.n_a == 3);
+    CHECK(p.run_medians_b_ms.size() == 3);
+    CHECK(p.equivalent);
+    CHECK(p.tost_p_holm < 0.05);
+    CHECK(p.test.mde > 0.0);
+    CHECK(p.test.mde < 0.05);
+  }
+  CHECK(c.count_changes.empty());
+}
+
+TEST_CASE("three runs per side: a 20% slower phase 2 is a regression, phase 1 no change") {
+  test::TempDir dir;
+  SyntheticRunOptions slow = small();
+  slow.phase_scale = {1.0, 1.2};
+  const Comparison c = compare_run_sets(runs(dir, "a", 3, small(), 1), runs(dir, "b", 3, slow, 11));
+  CHECK(c.verdict == Verdict::kRegression);
+  CHECK(exit_code_for(c, false) == 1);
+  REQUIRE(c.phases.size() == 2);
+  CHECK(c.phases[0].verdict == Verdict::kNoChange);
+  CHECK(c.phases[1].verdict == Verdict::kRegression);
+  CHECK(c.phases[1].ratio.ratio == doctest::Approx(1.2).epsilon(0.02));
+  CHECK(c.phases[1].p_holm >= c.phases[1].test.p);  // Holm never lowers a p-value
+  CHECK(contains(c.phases[1].reason, "3 vs 3 runs"));
+}
+
+TEST_CASE("one new run against a stored baseline of several") {
+  test::TempDir dir;
+  const Comparison c =
+      compare_run_sets(runs(dir, "a", 4, small(), 1), runs(dir, "b", 1, small(), 21));
+  CHECK(c.unit == ReplicationUnit::kRuns);
+  CHECK(c.phases[0].test.df == doctest::Approx(3.0));
+  CHECK(c.verdict != Verdict::kRegression);
+}
+
+TEST_CASE("one run per side: blocks of consecutive steps, an epoch at least") {
+  test::TempDir dir;
+  const Comparison c =
+      compare_run_sets(runs(dir, "a", 1, small(), 1), runs(dir, "b", 1, small(), 2));
+  CHECK(c.unit == ReplicationUnit::kBlocks);
+  for (const PhaseComparison& p : c.phases) {
+    CHECK(p.block_steps_a >= 10);  // 120 steps: at most n / 8 per block, an epoch is 50
+    CHECK(p.test.n_a >= 8);
+    CHECK(p.verdict != Verdict::kRegression);
+  }
+}
+
+TEST_CASE("counts are compared exactly: compiles at the switch are a finding, and can fail") {
+  test::TempDir dir;
+  SyntheticRunOptions quiet = small();
+  quiet.mode = "mutable";
+  quiet.switch_compiles = 0;
+  quiet.warmup_at_switch = false;
+  quiet.optimizer_reset_at_switch = false;
+  SyntheticRunOptions recompiling = quiet;
+  recompiling.switch_compiles = 2;
+  const auto a = runs(dir, "a", 2, quiet, 1);
+  const auto b = runs(dir, "b", 2, recompiling, 11);
+  CompareOptions o;
+  o.expected_differences = {"mode"};
+  Comparison c = compare_run_sets(a, b, o);
+  bool found = false;
+  for (const CountChange& cc : c.count_changes) {
+    if (cc.count == "compiles") {
+      found = true;
+      CHECK(cc.phase == 2);
+      CHECK(cc.text == "B: 2 more JIT compiles in phase 2 (0 -> 2)");
+      CHECK_FALSE(cc.fails);
+    }
+  }
+  CHECK(found);
+  CHECK(c.verdict != Verdict::kRegression);  // timing alone: the same steady speed
+  o.fail_on = parse_fail_on("compiles,syncs");
+  c = compare_run_sets(a, b, o);
+  CHECK(c.verdict == Verdict::kRegression);
+  CHECK(exit_code_for(c, false) == 1);
+  CHECK(contains(c.summary, "2 more JIT compiles in phase 2 (0 -> 2) (--fail-on compiles)"));
+  // Reversed, B has fewer: reported, never failing.
+  c = compare_run_sets(b, a, o);
+  CHECK(c.verdict != Verdict::kRegression);
+}
+
+TEST_CASE("--fail-on names are checked") {
+  CHECK(parse_fail_on("compiles,syncs") == std::vector<std::string>{"compiles", "syncs"});
+  CHECK(parse_fail_on("").empty());
+  CHECK(contains(input_error([] { parse_fail_on("compiles,sinks"); }),
+                 "unknown count 'sinks' (accepted: compiles, plan_builds"));
+  CompareOptions o;
+  o.fail_on = {"nope"};
+  CHECK_THROWS_AS(o.validate(), InputError);
+}
+
+TEST_CASE("a side whose runs differ in configuration is refused, naming the file") {
+  test::TempDir dir;
+  auto a = runs(dir, "a", 2, small(), 1);
+  SyntheticRunOptions other = small();
+  other.mode = "mutable";
+  auto odd = runs(dir, "odd", 1, other, 5);
+  a.push_back(odd.front());
+  const std::string msg = input_error([&] { compare_run_sets(a, runs(dir, "b", 2, small(), 11)); });
+  CHECK(contains(msg, "odd-0.jsonl: its configuration differs from"));
+  CHECK(contains(msg, "(the first run of side A) in mode"));
+  // Seeds differ between replicate runs: that is fine.
+  CHECK_NOTHROW(compare_run_sets(runs(dir, "s", 2, small(), 1), runs(dir, "t", 2, small(), 7)));
+}
+
+TEST_CASE("a file given twice, or an empty side, is refused") {
+  test::TempDir dir;
+  const auto a = runs(dir, "a", 2, small(), 1);
+  std::vector<RunFile> twice = {a[0], a[1], a[0]};
+  CHECK(contains(input_error([&] { compare_run_sets(twice, runs(dir, "b", 1, small(), 9)); }),
+                 "the same file as"));
+  CHECK(contains(input_error([&] { compare_run_sets(a, {}); }), "no run files for side B"));
+}

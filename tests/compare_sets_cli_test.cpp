@@ -1,0 +1,157 @@
+// `recompdiag compare` with several runs per side: files, directories and globs; the gate's exit
+// codes; bad inputs named. Also `ab --repeats`.
+
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "recompdiag/core/run_io.h"
+#include "recompdiag/core/synthetic_run.h"
+#include "test_util.h"
+
+using namespace recompdiag;
+
+namespace {
+
+struct Result {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+Result recompdiag_cli(const std::string& args) {
+  const std::string cmd = std::string(RECOMPDIAG_BIN) + " " + args + " 2>&1";
+  Result r;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
+  const int status = ::pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+/// DIR/NAME/run-i.jsonl for i in [0, n), synthetic, seeds from `seed`.
+void write_runs(const test::TempDir& dir, const std::string& name, int n, SyntheticRunOptions o,
+                uint64_t seed) {
+  std::filesystem::create_directories(dir.file(name));
+  for (int i = 0; i < n; ++i) {
+    o.seed = seed + static_cast<uint64_t>(i);
+    write_synthetic_run(dir.file(name + "/run-" + std::to_string(i) + ".jsonl"), o);
+  }
+}
+
+SyntheticRunOptions small() {
+  SyntheticRunOptions o;
+  o.phase_steps = {100, 100};
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("compare: directories and globs per side, the run as the unit") {
+  test::TempDir dir;
+  write_runs(dir, "a", 3, small(), 1);
+  write_runs(dir, "b", 3, small(), 11);
+  SyntheticRunOptions slow = small();
+  slow.phase_scale = {1.0, 1.25};
+  write_runs(dir, "slow", 3, slow, 21);
+  Result same =
+      recompdiag_cli("compare --a " + dir.file("a") + " --b '" + dir.file("b/run-*.jsonl") + "'");
+  CHECK(same.exit_code == 0);
+  CHECK(contains(same.output, "**no change**"));
+  CHECK(contains(same.output, "3 vs 3 runs, the run is the unit"));
+  Result slower = recompdiag_cli("compare --a " + dir.file("a/run-0.jsonl") + " --a " +
+                                 dir.file("a/run-1.jsonl") + " --a " + dir.file("a/run-2.jsonl") +
+                                 " --b " + dir.file("slow") + " --format json");
+  CHECK(slower.exit_code == 1);
+  CHECK(contains(slower.output, "\"verdict\": \"regression\""));
+  CHECK(contains(slower.output, "\"unit\": \"runs\""));
+}
+
+TEST_CASE("compare: --fail-on fails the gate on counts alone; inconclusive warns") {
+  test::TempDir dir;
+  SyntheticRunOptions quiet = small();
+  quiet.switch_compiles = 0;
+  SyntheticRunOptions recompiling = small();
+  recompiling.switch_compiles = 3;
+  write_runs(dir, "a", 2, quiet, 1);
+  write_runs(dir, "b", 2, recompiling, 11);
+  const std::string sides = "--a " + dir.file("a") + " --b " + dir.file("b");
+  Result plain = recompdiag_cli("compare " + sides);
+  CHECK(plain.exit_code == 0);
+  CHECK(contains(plain.output, "B: 3 more JIT compiles in phase 2 (0 -> 3)"));
+  Result gated = recompdiag_cli("compare " + sides + " --fail-on compiles,syncs");
+  CHECK(gated.exit_code == 1);
+  CHECK(contains(gated.output, "(--fail-on compiles)"));
+
+  // Nothing can be significant nor proven equivalent at this alpha: inconclusive.
+  SyntheticRunOptions slow = small();
+  slow.phase_scale = {1.0, 1.3};
+  write_runs(dir, "slow", 1, slow, 31);
+  const std::string pair = dir.file("a/run-0.jsonl") + " " + dir.file("slow/run-0.jsonl");
+  Result weak = recompdiag_cli("compare " + pair + " --alpha 1e-300");
+  CHECK(weak.exit_code == 0);
+  CHECK(contains(weak.output, "warning: inconclusive: "));
+  CHECK(contains(weak.output, "--strict-inconclusive makes it 1"));
+  CHECK(recompdiag_cli("compare " + pair + " --alpha 1e-300 --strict-inconclusive").exit_code == 1);
+}
+
+TEST_CASE("compare: bad multi-file input exits 2 and names the file") {
+  test::TempDir dir;
+  write_runs(dir, "a", 2, small(), 1);
+  write_runs(dir, "b", 2, small(), 11);
+  SyntheticRunOptions other = small();
+  other.mode = "mutable";
+  write_runs(dir, "odd", 1, other, 5);
+  auto expect_error = [](const std::string& args, const std::string& message) {
+    Result r = recompdiag_cli("compare " + args);
+    CAPTURE(args);
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.output, "recompdiag: error: "));
+    CHECK(contains(r.output, message));
+  };
+  const std::string b = " --b " + dir.file("b");
+  // A side with runs of different configurations.
+  expect_error("--a " + dir.file("a") + " --a " + dir.file("odd/run-0.jsonl") + b,
+               "odd/run-0.jsonl: its configuration differs from");
+  // One unreadable file among several.
+  test::write_text(dir.file("broken.jsonl"), "not json\n");
+  expect_error("--a " + dir.file("a") + " --a " + dir.file("broken.jsonl") + b, "broken.jsonl:1:");
+  expect_error("--a " + dir.file("a") + " --a " + dir.file("gone.jsonl") + b,
+               "gone.jsonl: cannot open run file");
+  std::filesystem::create_directories(dir.file("empty"));
+  expect_error("--a " + dir.file("empty") + b, "no *.jsonl run files in it");
+  expect_error("--a '" + dir.file("none-*.jsonl") + "'" + b, "no file matches");
+  expect_error(dir.file("a/run-0.jsonl") + " --a " + dir.file("a/run-1.jsonl") + b,
+               "either as an argument or with --a, not both");
+  expect_error(b, "no run files for side A");
+  expect_error("--a " + dir.file("a") + " --b " + dir.file("a/run-1.jsonl"), "the same file as");
+  expect_error("--a " + dir.file("a") + b + " --fail-on compile", "unknown count 'compile'");
+  expect_error("--a " + dir.file("a") + b + " --confidence 100", "--confidence must be a percentage in (0, 100), got 100");
+}
+
+TEST_CASE("ab --repeats 2: two interleaved pairs, compared with the run as the unit") {
+  test::TempDir dir;
+  const std::string out = dir.file("ab");
+  Result r = recompdiag_cli(
+      "ab --repeats 2 --epochs 3,2 --steps-per-epoch 6 --batch-size 4 --seq-len 6 --hidden 8 "
+      "--threads 1 --quiet --out-dir " +
+      out);
+  REQUIRE(r.exit_code == 0);
+  for (const char* f : {"recompile-1.jsonl", "recompile-2.jsonl", "mutable-1.jsonl",
+                        "mutable-2.jsonl", "report.json"}) {
+    CAPTURE(f);
+    CHECK(std::filesystem::exists(out + "/" + f));
+  }
+  CHECK(contains(r.output, "2 vs 2 runs, the run is the unit"));
+  const std::string json = test::read_text(out + "/report.json");
+  CHECK(contains(json, "\"unit\": \"runs\""));
+  CHECK(recompdiag_cli("ab --repeats 0 --quiet --out-dir " + out).exit_code == 2);
+}

@@ -1,0 +1,23 @@
+#pragma once
+// The run files of one side of a comparison, as `compare` takes them: files, directories (every
+// *.jsonl inside) and globs.
+
+#include <string>
+#include <vector>
+
+#include "recompdiag/core/run_io.h"
+
+namespace recompdiag::cli {
+
+/// Expands each of `specs` (given with `flag`): a directory gives its *.jsonl files in name
+/// order, a pattern with * ? or [ gives its matches in name order, anything else is a file
+/// path, kept as given (reading it reports a missing file). Throws InputError naming the flag
+/// when a directory or a pattern yields no file.
+std::vector<std::string> expand_run_paths(const std::vector<std::string>& specs,
+                                          const std::string& flag);
+
+/// Reads every file, two at a time; throws the InputError of the first file (in order) that
+/// cannot be read, which names it.
+std::vector<RunFile> read_run_set(const std::vector<std::string>& paths);
+
+}  // namespace recompdiag::cli
