@@ -73,6 +73,9 @@ TEST_CASE("bad input: exit 2, one clear error line, no file left behind") {
       {"--optimizer-handoff copy", "unknown optimizer handoff 'copy'"},
       {"--device cuda", "--device cuda: CUDA is not available"},
       {"--device tpu", "--device: unknown device 'tpu'"},
+      {"--seed -1", "--seed"},
+      {"--seq-len 100000000", "this config needs ~"},
+      {"--batch-size 200000 --seq-len 2000", "this config needs ~"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.args);

@@ -14,6 +14,7 @@
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/version.h"
 #include "recompdiag/probes/monitor.h"
+#include "recompdiag/trainer/memory_estimate.h"
 #include "recompdiag/trainer/model.h"
 #include "recompdiag/trainer/plateau.h"
 
@@ -203,6 +204,11 @@ TwoPhaseTrainer::TwoPhaseTrainer(TrainConfig config) : impl_(std::make_unique<Im
   m.config = std::move(config);
   const TrainConfig& c = m.config;
   m.device = torch::Device(resolve_device(c.device));
+  // A config that cannot fit is bad input: refuse it before LibTorch's allocator aborts or the
+  // kernel's OOM killer ends the process. (On CUDA the device's memory is not checked yet.)
+  if (!m.device.is_cuda()) {
+    check_fits(estimate_memory(c), available_host_memory(), "host memory");
+  }
   for (FaultKind kind : c.faults.kinds) {
     const FaultInfo& info = fault_info(kind);
     if (info.needs_cuda && !m.device.is_cuda()) {

@@ -31,6 +31,16 @@ int main(int argc, char** argv) {
   } catch (const recompdiag::InputError& e) {
     std::cerr << "recompdiag: error: " << e.what() << "\n";
     return 2;
+  } catch (const std::exception& e) {
+    // Anything else is our fault, not the input's: one line (LibTorch appends a backtrace to
+    // its messages), and an exit code apart from bad input. Run files are flushed line by line,
+    // so every completed step is already on disk.
+    const std::string what = e.what();
+    std::cerr << "recompdiag: internal error: " << what.substr(0, what.find('\n')) << "\n";
+    return 3;
+  } catch (...) {
+    std::cerr << "recompdiag: internal error: unknown exception\n";
+    return 3;
   }
   return ctx.exit_code;
 }

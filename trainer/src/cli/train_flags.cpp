@@ -45,7 +45,14 @@ void add_train_flags(CLI::App& cmd, TrainFlags& f) {
   cmd.add_option("--device", c.device,
                  "auto, cpu, cuda or cuda:N (auto takes CUDA when LibTorch sees it)")
       ->capture_default_str();
-  cmd.add_option("--seed", c.seed, "Seed for data and initial weights")->capture_default_str();
+  cmd.add_option("--seed", c.seed, "Seed for data and initial weights (a non-negative integer)")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            const bool digits = !v.empty() && v.find_first_not_of("0123456789") == v.npos;
+            return digits ? "" : "must be a non-negative integer, got '" + v + "'";
+          },
+          "UINT"))
+      ->capture_default_str();
   cmd.add_option("--threads", c.threads, "Intra-op threads (0: LibTorch's default)")
       ->capture_default_str();
   cmd.add_option("--dispatch-sample-every", c.dispatch_sample_every,
