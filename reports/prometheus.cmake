@@ -16,7 +16,7 @@ target_include_directories(recompdiag_prometheus PUBLIC
   $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
   $<INSTALL_INTERFACE:include>)
 target_link_libraries(recompdiag_prometheus
-  PUBLIC recompdiag::core CLI11::CLI11
+  PUBLIC recompdiag::core
   PRIVATE Threads::Threads $<BUILD_INTERFACE:recompdiag_warnings>)
 if(RECOMPDIAG_HAVE_PROMETHEUS)
   target_link_libraries(recompdiag_prometheus PRIVATE prometheus-cpp::pull prometheus-cpp::push)

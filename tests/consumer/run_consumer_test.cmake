@@ -1,5 +1,6 @@
 # CTest driver (cmake -P): install the build to a temporary prefix, configure and build the tiny
-# trainer in this folder against it, run it, and check what the monitor reported.
+# projects in this folder against it twice (with LibTorch: every exported target; without:
+# core, reports and prometheus only), run them, and check what they reported.
 # Inputs: BUILD_DIR, SOURCE_DIR (this folder), WORK_DIR, GENERATOR, Torch_DIR (may be empty).
 foreach(var BUILD_DIR SOURCE_DIR WORK_DIR GENERATOR)
   if(NOT DEFINED ${var})
@@ -21,20 +22,47 @@ set(torch_arg "")
 if(Torch_DIR)
   set(torch_arg "-DTorch_DIR=${Torch_DIR}")
 endif()
-run("configure" ${CMAKE_COMMAND} -S "${SOURCE_DIR}" -B "${WORK_DIR}/build" -G "${GENERATOR}"
-    -DCMAKE_BUILD_TYPE=Release "-DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix" ${torch_arg})
-run("build" ${CMAKE_COMMAND} --build "${WORK_DIR}/build" --parallel 2)
-run("consumer" "${WORK_DIR}/build/consumer")
-set(json "${last_output}")
-message(STATUS "consumer output: ${json}")
-
 function(expect what actual expected)
   if(NOT "${actual}" STREQUAL "${expected}")
     message(FATAL_ERROR "${what}: expected '${expected}', got '${actual}'\n${json}")
   endif()
 endfunction()
 
-string(JSON dispatcher_ok GET "${json}" probes dispatcher available)
+# Runs reports_consumer from `build_dir` and checks its output: two runs read back, a JSON report
+# with its schema, and the exporter serving steps when the build has prometheus-cpp.
+function(check_reports_consumer build_dir)
+  file(MAKE_DIRECTORY "${build_dir}/runs")
+  run("reports_consumer" "${build_dir}/reports_consumer" "${build_dir}/runs")
+  set(json "${last_output}")
+  message(STATUS "reports_consumer output: ${json}")
+  string(JSON steps_b GET "${json}" steps_b)
+  expect("steps read back" "${steps_b}" "120")
+  string(JSON schema GET "${json}" report_schema)
+  expect("JSON report schema" "${schema}" "1")
+  string(JSON have_prometheus GET "${json}" prometheus_available)
+  string(JSON served GET "${json}" steps_served)
+  if(have_prometheus STREQUAL "ON")
+    expect("exporter serves recompdiag_steps_total" "${served}" "1")
+  endif()
+endfunction()
+
+# Without LibTorch: only the components that do not need it.
+run("configure without LibTorch" ${CMAKE_COMMAND} -S "${SOURCE_DIR}" -B "${WORK_DIR}/build-notorch"
+    -G "${GENERATOR}" -DCMAKE_BUILD_TYPE=Release "-DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix"
+    -DCONSUMER_WITH_TORCH=OFF)
+run("build without LibTorch" ${CMAKE_COMMAND} --build "${WORK_DIR}/build-notorch" --parallel 2)
+check_reports_consumer("${WORK_DIR}/build-notorch")
+
+# With LibTorch: every exported target.
+run("configure" ${CMAKE_COMMAND} -S "${SOURCE_DIR}" -B "${WORK_DIR}/build" -G "${GENERATOR}"
+    -DCMAKE_BUILD_TYPE=Release "-DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix" ${torch_arg})
+run("build" ${CMAKE_COMMAND} --build "${WORK_DIR}/build" --parallel 2)
+check_reports_consumer("${WORK_DIR}/build")
+run("consumer" "${WORK_DIR}/build/consumer")
+set(json "${last_output}")
+message(STATUS "consumer output: ${json}")
+
+string(JSON dispatcher_ok GET "${json}" probes dispatch available)
 expect("dispatcher probe available" "${dispatcher_ok}" "ON")
 string(JSON cupti_reason GET "${json}" probes cupti reason)
 message(STATUS "cupti: ${cupti_reason}")

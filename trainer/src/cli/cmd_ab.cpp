@@ -4,11 +4,11 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/metrics_flags.h"
 #include "cli/run_set.h"
 #include "cli/train_flags.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/run_io.h"
-#include "recompdiag/reports/metrics_flags.h"
 #include "recompdiag/reports/report_files.h"
 #include "recompdiag/trainer/ab_experiment.h"
 

@@ -3,9 +3,9 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/metrics_flags.h"
 #include "cli/train_flags.h"
 #include "recompdiag/core/run_io.h"
-#include "recompdiag/reports/metrics_flags.h"
 #include "recompdiag/trainer/trainer.h"
 
 namespace recompdiag::cli {
