@@ -8,62 +8,44 @@
 namespace recompdiag {
 namespace {
 
+// Advice strings: one sentence or two each, shown after the evidence in alerts and reports.
 constexpr char kAdviceCompile[] =
-    "Keep one compiled train step for the whole run: pass lr and loss weights "
-    "as tensors or "
-    "through the optimizer's param groups instead of recompiling (mode "
-    "'mutable'). If the "
+    "Keep one compiled train step for the whole run: pass lr and loss weights as tensors or "
+    "through the optimizer's param groups instead of recompiling (mode 'mutable'). If the "
     "recompile is intended, expect slower steps until the new plan is warm.";
 constexpr char kAdviceCacheMiss[] =
-    "New op signatures or GPU kernels in steady state mean changing shapes, "
-    "dtypes or devices, or "
-    "a recompiled graph: keep batch shapes and dtypes fixed, and check the "
-    "compile alerts.";
+    "New op signatures or GPU kernels in steady state mean changing shapes, dtypes or devices, or "
+    "a recompiled graph: keep batch shapes and dtypes fixed, and check the compile alerts.";
 constexpr char kAdviceHostOps[] =
-    "Ops run on the host although the model trains on CUDA: create tensors "
-    "with the model's "
-    "device (torch::TensorOptions().device(...)) and move the model, the batch "
-    "and any constants "
+    "Ops run on the host although the model trains on CUDA: create tensors with the model's "
+    "device (torch::TensorOptions().device(...)) and move the model, the batch and any constants "
     "to the GPU once, outside the step.";
 constexpr char kAdviceCopies[] =
-    "Tensors cross between host and device inside the step: move data once per "
-    "batch with "
-    "non_blocking copies from pinned memory, and keep constants and optimizer "
-    "state on the GPU.";
+    "Tensors cross between host and device inside the step: move data once per batch with "
+    "non_blocking copies from pinned memory, and keep constants and optimizer state on the GPU.";
 constexpr char kAdviceSyncs[] =
-    "Host syncs (item(), nonzero, equal, ...) stall the GPU queue every step: "
-    "read values every N "
+    "Host syncs (item(), nonzero, equal, ...) stall the GPU queue every step: read values every N "
     "steps, or keep them as tensors until logging.";
 constexpr char kAdviceStateOffDevice[] =
-    "Optimizer state is not where its parameter is: build the optimizer after "
-    "model.to(device), "
+    "Optimizer state is not where its parameter is: build the optimizer after model.to(device), "
     "or move its state tensors with the parameters when handing it over.";
 constexpr char kAdviceStateMissing[] =
-    "Parameters with gradients have no optimizer state: the optimizer holds "
-    "other tensors than the "
-    "model's parameters (rebuild it with model.parameters() after moving the "
-    "model).";
+    "Parameters with gradients have no optimizer state: the optimizer holds other tensors than the "
+    "model's parameters (rebuild it with model.parameters() after moving the model).";
 constexpr char kAdviceStateReset[] =
-    "The optimizer's step counters fell: a fresh optimizer replaced the old "
-    "one and Adam's "
-    "moments restart from zero. Migrate the state (copy state() per parameter) "
-    "when rebuilding.";
+    "The optimizer's step counters fell: a fresh optimizer replaced the old one and Adam's "
+    "moments restart from zero. Migrate the state (copy state() per parameter) when rebuilding.";
 constexpr char kAdviceLr[] =
-    "The lr set is not in the optimizer: assigning to "
-    "a copy of the options does nothing. Set it "
-    "on every param group: for (auto& g : "
-    "opt.param_groups()) g.options().set_lr(lr);";
+    "The lr set is not in the optimizer: assigning to a copy of the options does nothing. Set it "
+    "on every param group: for (auto& g : opt.param_groups()) g.options().set_lr(lr);";
 constexpr char kAdvicePlacement[] =
-    "Some parameters, gradients or buffers are not on the expected device: "
-    "call model->to(device) "
-    "before building the optimizer and compiling the step.";
+    "Some parameters, gradients or buffers are not on the expected device: call "
+    "model->to(device) before building the optimizer and compiling the step.";
 constexpr char kAdviceSlow[] =
-    "This step took much longer than recent steps: see the other alerts of "
-    "this step (compiles, "
+    "This step took much longer than recent steps: see the other alerts of this step (compiles, "
     "cache misses, syncs) and the device timeline (NVTX ranges) for the cause.";
 constexpr char kAdviceDrops[] =
-    "A probe ran out of room and dropped events, so its counters undercount: "
-    "raise its buffer "
+    "A probe ran out of room and dropped events, so its counters undercount: raise its buffer "
     "sizes or sample the dispatcher probe every N steps.";
 
 bool names_cuda(const std::string& device) { return device.rfind("cuda", 0) == 0; }

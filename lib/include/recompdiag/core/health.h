@@ -1,13 +1,11 @@
 #pragma once
 /// \file
-/// Health rules: turn what the probes saw at a step into alerts a user can act
-/// on.
+/// Health rules: turn what the probes saw at a step into alerts a user can act on.
 ///
-/// Pure and LibTorch-free: `HealthMonitor::evaluate` reads the probe sections
-/// of a `StepRecord` (an absent section means that probe was off, and its rules
-/// stay silent) plus the events noted so far (compile reasons, phase starts),
-/// and returns the alerts of that step. Memory is bounded: the rolling window
-/// of step times is a fixed ring buffer allocated at construction.
+/// Pure and LibTorch-free: `HealthMonitor::evaluate` reads the probe sections of a `StepRecord` (an
+/// absent section means that probe was off, and its rules stay silent) plus the events noted so far
+/// (compile reasons, phase starts), and returns the alerts of that step. Memory is bounded: the
+/// rolling window of step times is a fixed ring buffer allocated at construction.
 
 #include <cstdint>
 #include <string>
@@ -17,8 +15,7 @@
 
 namespace recompdiag {
 
-/// Names of the health rules: the `rule` of an `Alert` and what
-/// `StepRecord::alerts` holds.
+/// Names of the health rules: the `rule` of an `Alert` and what `StepRecord::alerts` holds.
 namespace rules {
 /// TorchScript compiles or graph-executor plan builds after warm-up.
 inline constexpr const char kCompileAfterWarmup[] = "compile_after_warmup";
@@ -26,101 +23,100 @@ inline constexpr const char kCompileAfterWarmup[] = "compile_after_warmup";
 inline constexpr const char kCacheMissAfterWarmup[] = "cache_miss_after_warmup";
 /// Ops that ran on the host while the expected device is CUDA (steady state).
 inline constexpr const char kHostOps[] = "host_ops";
-/// Host<->device copies above the allowance while the expected device is CUDA
-/// (steady state).
+/// Host<->device copies above the allowance while the expected device is CUDA (steady state).
 inline constexpr const char kCrossDeviceCopies[] = "cross_device_copies";
-/// Host syncs (item, nonzero, ...) other than the recorder's own (steady state,
-/// CUDA).
+/// Host syncs (item, nonzero, ...) other than the recorder's own (steady state, CUDA).
 inline constexpr const char kHostSyncs[] = "host_syncs";
 /// Optimizer state on another device or with another dtype than its parameter.
 inline constexpr const char kOptimizerStateOffDevice[] = "optimizer_state_off_device";
 /// Parameters that have a gradient but no optimizer state after a step.
 inline constexpr const char kOptimizerStateMissing[] = "optimizer_state_missing";
-/// An optimizer step counter fell: the moments were thrown away (a fresh
-/// optimizer).
+/// An optimizer step counter fell: the moments were thrown away (a fresh optimizer).
 inline constexpr const char kOptimizerStateReset[] = "optimizer_state_reset";
 /// The lr the trainer asked for is not the lr in the optimizer's param groups.
 inline constexpr const char kLrNotInEffect[] = "lr_not_in_effect";
 /// Parameters, gradients or buffers not on the expected device.
 inline constexpr const char kPlacement[] = "placement";
-/// Step wall time above `slow_step_factor` times the rolling median of recent
-/// steps.
+/// Step wall time above `slow_step_factor` times the rolling median of recent steps.
 inline constexpr const char kSlowStep[] = "slow_step";
-/// A probe dropped events or CUPTI dropped activity records: counters
-/// undercount.
+/// A probe dropped events or CUPTI dropped activity records: counters undercount.
 inline constexpr const char kProbeDrops[] = "probe_drops";
+
+/// Every rule above, once: what a consumer that needs the full set iterates (the Prometheus
+/// exporter serves each rule's alert counter at 0 from the start). A new rule is added here too.
+inline constexpr const char* kAll[] = {kCompileAfterWarmup,
+                                       kCacheMissAfterWarmup,
+                                       kHostOps,
+                                       kCrossDeviceCopies,
+                                       kHostSyncs,
+                                       kOptimizerStateOffDevice,
+                                       kOptimizerStateMissing,
+                                       kOptimizerStateReset,
+                                       kLrNotInEffect,
+                                       kPlacement,
+                                       kSlowStep,
+                                       kProbeDrops};
 }  // namespace rules
 
-/// One alert: which rule fired, at which step, the evidence, and what to do
-/// about it.
+/// One alert: which rule fired, at which step, the evidence, and what to do about it.
 struct Alert {
   std::string rule;      ///< One of `rules::k*`.
   int64_t step = 0;      ///< Global step of the record that fired it.
   int phase = 1;         ///< Phase of that step.
-  std::string evidence;  ///< What was measured, with numbers (and the compile
-                         ///< reason if known).
+  std::string evidence;  ///< What was measured, with numbers (and the compile reason if known).
   std::string advice;    ///< What the user can do about it.
 };
 
-/// The alert as a run-file event: kind kAlert, `reason` = "<rule>: <evidence>",
-/// detail holds rule, evidence and advice.
+/// The alert as a run-file event: kind kAlert, `reason` = "<rule>: <evidence>", detail holds rule,
+/// evidence and advice.
 EventRecord to_event(const Alert& alert);
 
 /// Thresholds of the health rules. Defaults suit a steady-state training loop.
 struct HealthOptions {
-  /// Steps at the start of the run during which compiles, cache misses, host
-  /// ops, copies, syncs and slow steps are expected and not alerted.
+  /// Steps at the start of the run during which compiles, cache misses, host ops, copies, syncs
+  /// and slow steps are expected and not alerted.
   int64_t warmup_steps = 10;
-  /// Steady-state allowances per step while the expected device is CUDA. The
-  /// batch is usually copied host->device every step, hence a non-zero default
-  /// for h2d copies.
+  /// Steady-state allowances per step while the expected device is CUDA. The batch is usually
+  /// copied host->device every step, hence a non-zero default for h2d copies.
   int64_t max_host_ops = 0;
   int64_t max_copies_h2d = 8;
   int64_t max_copies_d2h = 0;
   int64_t max_syncs = 0;
   /// New dispatcher signatures tolerated per step after warm-up.
   int64_t max_new_signatures = 0;
-  /// A step is slow when wall_ms > slow_step_factor * median of the last
-  /// `rolling_window` steps.
+  /// A step is slow when wall_ms > slow_step_factor * median of the last `rolling_window` steps.
   double slow_step_factor = 1.5;
-  /// Steps in the rolling median window (the ring buffer's capacity). At
-  /// least 1.
+  /// Steps in the rolling median window (the ring buffer's capacity). At least 1.
   int64_t rolling_window = 50;
   /// Steps the window must hold before the slow-step rule may fire.
   int64_t min_window = 10;
   /// Relative tolerance when comparing the requested and the effective lr.
   double lr_rel_tolerance = 1e-6;
-  /// An alert of one rule is not repeated within this many steps (0: alert at
-  /// every step).
+  /// An alert of one rule is not repeated within this many steps (0: alert at every step).
   int64_t repeat_after_steps = 50;
 };
 
-/// The rule engine. Feed it every step record in order; it returns that step's
-/// alerts.
+/// The rule engine. Feed it every step record in order; it returns that step's alerts.
 ///
-/// Not thread-safe: use from the training thread. Owns only fixed-size state
-/// (no per-step growth).
+/// Not thread-safe: use from the training thread. Owns only fixed-size state (no per-step growth).
 class HealthMonitor {
  public:
-  /// `expected_device` is a device string ("cpu", "cuda", "cuda:0"); the
-  /// host-op, copy and sync rules apply only when it names CUDA.
+  /// `expected_device` is a device string ("cpu", "cuda", "cuda:0"); the host-op, copy and sync
+  /// rules apply only when it names CUDA.
   explicit HealthMonitor(HealthOptions options = {}, std::string expected_device = "cpu");
 
-  /// Notes an event: kCompile remembers its reason for the next compile alert;
-  /// others are ignored.
+  /// Notes an event: kCompile remembers its reason for the next compile alert; others are ignored.
   void note_event(const EventRecord& event);
 
-  /// Evaluates the rules on one step and returns its alerts (possibly none).
-  /// Also records the step's wall time in the rolling window (after the
-  /// slow-step rule has used the window).
+  /// Evaluates the rules on one step and returns its alerts (possibly none). Also records the
+  /// step's wall time in the rolling window (after the slow-step rule has used the window).
   std::vector<Alert> evaluate(const StepRecord& step);
 
   /// Median of the step times in the window, or 0 when empty.
   double rolling_median() const;
   /// Step times currently in the window.
   int64_t window_size() const { return window_count_; }
-  /// Alerts held back because the same rule fired less than
-  /// `repeat_after_steps` ago.
+  /// Alerts held back because the same rule fired less than `repeat_after_steps` ago.
   int64_t suppressed() const { return suppressed_; }
   const HealthOptions& options() const { return options_; }
 

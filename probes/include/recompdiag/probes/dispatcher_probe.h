@@ -1,8 +1,7 @@
 #pragma once
 /// \file
-/// The dispatcher probe: a LibTorch RecordFunction observer that counts, per
-/// step, the top-level ATen ops by device, host ops, cross-device copies, host
-/// syncs and first-seen op signatures.
+/// The dispatcher probe: a LibTorch RecordFunction observer that counts, per step, the top-level
+/// ATen ops by device, host ops, cross-device copies, host syncs and first-seen op signatures.
 
 #include <cstdint>
 #include <memory>
@@ -12,40 +11,35 @@
 
 namespace recompdiag::probes {
 
-/// Name of the RecordFunction user scope inside which host syncs are the
-/// recorder's own
-/// (`RECORD_USER_SCOPE("recompdiag::recorder_read")` around the loss read):
-/// they count in `DispatchStats::recorder_syncs`, not in `syncs`.
+/// Name of the RecordFunction user scope inside which host syncs are the recorder's own
+/// (`RECORD_USER_SCOPE("recompdiag::recorder_read")` around the loss read): they count in
+/// `DispatchStats::recorder_syncs`, not in `syncs`.
 inline constexpr const char kRecorderReadScope[] = "recompdiag::recorder_read";
 
 /// Options of the dispatcher probe.
 struct DispatcherOptions {
-  /// Device the model is meant to train on ("cpu", "cuda", "cuda:1"): ops on
-  /// the host count as host ops when this names CUDA.
+  /// Device the model is meant to train on ("cpu", "cuda", "cuda:1"): ops on the host count as
+  /// host ops when this names CUDA.
   std::string expected_device = "cpu";
-  /// Observe every Nth step only (1: every step). Unsampled steps cost nothing
-  /// and report `sampled = false` with zero counters.
+  /// Observe every Nth step only (1: every step). Unsampled steps cost nothing and report
+  /// `sampled = false` with zero counters.
   int64_t sample_every = 1;
-  /// Hash first-seen (op, dtypes, shapes, device) signatures. Needs the op
-  /// inputs either way.
+  /// Hash first-seen (op, dtypes, shapes, device) signatures. Needs the op inputs either way.
   bool signatures = true;
-  /// Slots of the fixed signature table (rounded up to a power of two, filled
-  /// to 3/4).
+  /// Slots of the fixed signature table (rounded up to a power of two, filled to 3/4).
   int64_t signature_capacity = 1 << 15;
 };
 
-/// Counts ops through one global RecordFunction callback (scopes FUNCTION and
-/// USER_SCOPE).
+/// Counts ops through one global RecordFunction callback (scopes FUNCTION and USER_SCOPE).
 ///
-/// Only one dispatcher probe can be active in a process (RecordFunction
-/// callbacks are plain function pointers); a second one reports unavailable.
-/// The callback is enabled between `begin_step` and `end_step` of sampled steps
-/// only. The callback does no heap allocation, takes no lock and writes relaxed
-/// atomics (ops of the autograd engine's threads count too); ops it cannot
+/// Only one dispatcher probe can be active in a process (RecordFunction callbacks are plain
+/// function pointers); a second one reports unavailable. The callback is enabled between
+/// `begin_step` and `end_step` of sampled steps only. It does no heap allocation, takes no lock
+/// and writes relaxed atomics (ops of the autograd engine's threads count too); ops it cannot
 /// classify (a signature table full) are counted in `dropped`.
 ///
-/// Methods are not thread-safe: call them from the training thread. Neither
-/// copyable nor movable; the destructor removes the callback.
+/// Methods are not thread-safe: call them from the training thread. Neither copyable nor movable;
+/// the destructor removes the callback.
 class DispatcherProbe {
  public:
   explicit DispatcherProbe(DispatcherOptions options = {});
@@ -61,8 +55,7 @@ class DispatcherProbe {
 
   /// Starts counting a step (resets the counters). `step` decides sampling.
   void begin_step(int64_t step, bool force_sample = false);
-  /// Stops counting and returns the step's counters. Without a matching
-  /// begin_step, zeros.
+  /// Stops counting and returns the step's counters. Without a matching begin_step, zeros.
   DispatchStats end_step();
 
   /// Distinct signatures seen since construction.

@@ -1,9 +1,8 @@
 #pragma once
 /// \file
-/// The JIT probe: TorchScript compiles and graph-executor plan builds per step,
-/// counted from the JIT itself (a registered post pass runs once per optimized
-/// plan the executors build; watched compilation units say what was compiled),
-/// not inferred from timing.
+/// The JIT probe: TorchScript compiles and graph-executor plan builds per step, counted from the
+/// JIT itself (a registered post pass runs once per optimized plan the executors build; watched
+/// compilation units say what was compiled), not inferred from timing.
 
 #include <cstdint>
 #include <memory>
@@ -18,22 +17,17 @@ struct CompilationUnit;
 namespace recompdiag::probes {
 
 /// Counts, per step:
-/// - `compiles`: compilation units newly passed to `watch` (the trainer watches
-/// each unit it
+/// - `compiles`: compilation units newly passed to `watch` (the trainer watches each unit it
 ///   compiles; one unit is one torch::jit::compile call);
-/// - `plan_builds`: optimized plans built by any graph executor in the process
-/// (a custom JIT post
-///   pass counts its own invocations: one per plan, including autodiff subgraph
-///   executors);
-/// - `profiling_runs`: calls of watched functions that ran while their executor
-/// had no optimized
-///   plan yet (the profiling executor's shape-recording runs). Needs the
-///   TorchScript-scope RecordFunction callback, of which one JIT probe per
-///   process can hold.
+/// - `plan_builds`: optimized plans built by any graph executor in the process (a custom JIT post
+///   pass counts its own invocations: one per plan, including autodiff subgraph executors);
+/// - `profiling_runs`: calls of watched functions that ran while their executor had no optimized
+///   plan yet (the profiling executor's shape-recording runs). Needs the TorchScript-scope
+///   RecordFunction callback, which one JIT probe per process can hold.
 ///
-/// Methods are not thread-safe (training thread). Keeps weak references to
-/// watched units (at most `kMaxWatched`; the oldest is forgotten). Neither
-/// copyable nor movable; the destructor removes the pass and the callback.
+/// Methods are not thread-safe (training thread). Keeps weak references to watched units (at most
+/// `kMaxWatched`; the oldest is forgotten). Neither copyable nor movable; the destructor removes
+/// the pass and the callback.
 class JitProbe {
  public:
   static constexpr int kMaxWatched = 16;
@@ -48,9 +42,8 @@ class JitProbe {
   const Availability& availability() const { return availability_; }
   bool available() const { return availability_.available; }
 
-  /// Watches a compilation unit. A unit not watched before counts as one
-  /// compile in the current (or next) step. Watching the same unit again does
-  /// nothing.
+  /// Watches a compilation unit. A unit not watched before counts as one compile in the current
+  /// (or next) step. Watching the same unit again does nothing.
   void watch(const std::shared_ptr<torch::jit::CompilationUnit>& unit);
   /// Compilation units still alive and watched.
   int64_t watched() const;

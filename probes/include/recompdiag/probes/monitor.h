@@ -1,24 +1,21 @@
 #pragma once
 /// \file
-/// The monitor: what any LibTorch trainer links in (CMake target
-/// `recompdiag::monitor`) to learn, at every step, how many compiles and cache
-/// misses happened, where ops, copies and syncs ran, where the optimizer state
-/// lives, and which health rules fired.
+/// The monitor: what any LibTorch trainer links in (CMake target `recompdiag::monitor`) to learn,
+/// at every step, how many compiles and cache misses happened, where ops, copies and syncs ran,
+/// where the optimizer state lives, and which health rules fired.
 ///
 /// \code
 ///   recompdiag::MonitorOptions options;
 ///   options.expected_device = "cuda";
 ///   recompdiag::Monitor monitor(*model, optimizer, options);
-///   monitor.watch(compiled_unit);                  // each torch::jit::compile
-///   result for (int64_t step = 0; step < steps; ++step) {
+///   monitor.watch(compiled_unit);  // each torch::jit::compile result
+///   for (int64_t step = 0; step < steps; ++step) {
 ///     recompdiag::StepRecord record;
 ///     {
-///       recompdiag::StepGuard guard(monitor, record);  // begin_step ...
-///       end_step
-///       ... forward, backward, optimizer.step() ...
+///       recompdiag::StepGuard guard(monitor, record, step);  // begin_step ... end_step
+///       // forward, backward, optimizer.step(), read the loss
 ///     }
-///     // record.dispatch/jit/optimizer/placement/cupti and record.alerts are
-///     filled
+///     // record.dispatch, jit, optimizer, placement, cupti and record.alerts are filled
 ///   }
 /// \endcode
 
@@ -56,11 +53,10 @@ struct ExpectedDevice;
 
 /// Configuration of a Monitor. Plain data; copy freely.
 struct MonitorOptions {
-  /// Device the model is meant to train on: "cpu", "cuda", "cuda:1". Throws
-  /// InputError at construction when it is not a torch device string.
+  /// Device the model is meant to train on: "cpu", "cuda", "cuda:1". Throws InputError at
+  /// construction when it is not a torch device string.
   std::string expected_device = "cpu";
-  /// Probes to run. A probe that is on but cannot run reports why in
-  /// probe_availability().
+  /// Probes to run. A probe that is on but cannot run reports why in probe_availability().
   bool dispatcher = true;
   bool jit = true;
   bool optimizer = true;
@@ -68,8 +64,7 @@ struct MonitorOptions {
   bool cupti = true;
   /// NVTX ranges for run, phase and step (free without a tool attached).
   bool nvtx = true;
-  /// Observe ops every Nth step only (1: every step). Unsampled steps cost
-  /// nothing.
+  /// Observe ops every Nth step only (1: every step). Unsampled steps cost nothing.
   int64_t dispatcher_sample_every = 1;
   /// With sampling, every step is still observed for this many steps at the start and after
   /// each compile, phase start or optimizer rebuild: where cache misses and host ops appear.
@@ -79,36 +74,29 @@ struct MonitorOptions {
   probes::CuptiOptions cupti_options;
   /// Thresholds of the health rules.
   HealthOptions health;
-  /// Called on the training thread for every alert, inside end_step. Must not
-  /// throw.
+  /// Called on the training thread for every alert, inside end_step. Must not throw.
   std::function<void(const Alert&)> on_alert;
-  /// Writes one line per alert to stderr ("recompdiag alert [rule] step N:
-  /// evidence. advice").
+  /// Writes one line per alert to stderr ("recompdiag alert [rule] step N: evidence. advice").
   bool log_alerts = true;
-  /// Non-owning; when set, noted events and alert events go to
-  /// `event_sink->on_event` as they happen instead of the take_events() queue.
-  /// Must outlive the Monitor.
+  /// Non-owning; when set, noted events and alert events go to `event_sink->on_event` as they
+  /// happen instead of the take_events() queue. Must outlive the Monitor.
   RecordSink* event_sink = nullptr;
-  /// Capacity of the take_events() queue; events beyond it are dropped and
-  /// counted.
+  /// Capacity of the take_events() queue; events beyond it are dropped and counted.
   int64_t max_queued_events = 4096;
 };
 
 /// Watches one training loop: its model, its optimizer and the steps it marks.
 ///
-/// Not thread-safe: call every method from the training thread (the probes'
-/// callbacks on other threads write only preallocated atomics). Holds
-/// non-owning references to the model and the optimizer: they must outlive the
-/// Monitor or be replaced (set_model, set_optimizer). Owns a global
-/// RecordFunction observer (one dispatcher probe per process; a second Monitor
-/// alive at the same time reports its dispatcher probe unavailable) and removes
-/// it on destruction. Memory is bounded: fixed tables, a fixed ring buffer of
-/// step times, a capped event queue.
+/// Not thread-safe: call every method from the training thread (the probes' callbacks on other
+/// threads write only preallocated atomics). Holds non-owning references to the model and the
+/// optimizer: they must outlive the Monitor or be replaced (set_model, set_optimizer). Owns a
+/// global RecordFunction observer (one dispatcher probe per process; a second Monitor alive at the
+/// same time reports its dispatcher probe unavailable) and removes it on destruction. Memory is
+/// bounded: fixed tables, a fixed ring buffer of step times, a capped event queue.
 class Monitor {
  public:
-  /// Throws InputError when `options.expected_device` is not a device string.
-  /// Probes that cannot run (no GPU for CUPTI, ...) do not throw: see
-  /// probe_availability().
+  /// Throws InputError when `options.expected_device` is not a device string. Probes that cannot
+  /// run (no GPU for CUPTI, ...) do not throw: see probe_availability().
   Monitor(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
           MonitorOptions options = {});
   ~Monitor();
@@ -119,46 +107,37 @@ class Monitor {
 
   /// Inspects another model from the next step on.
   void set_model(torch::nn::Module& model);
-  /// Inspects another optimizer from the next step on (e.g. rebuilt in
-  /// recompile mode). Step counters are compared across the change: a fresh
-  /// optimizer is reported as a state reset.
+  /// Inspects another optimizer from the next step on (e.g. rebuilt in recompile mode). Step
+  /// counters are compared across the change: a fresh optimizer is reported as a state reset.
   void set_optimizer(torch::optim::Optimizer& optimizer);
-  /// The lr the trainer means to be in effect; checked against every param
-  /// group at each step (catches assigning lr to a copy of the options). 0
-  /// disables the check (the default).
+  /// The lr the trainer means to be in effect; checked against every param group at each step
+  /// (catches assigning lr to a copy of the options). 0 disables the check (the default).
   void set_requested_lr(double lr);
-  /// Watches a TorchScript compilation unit: counts as one compile at the
-  /// current (or next) step, and its functions' executors are followed. Call
-  /// once per torch::jit::compile result.
+  /// Watches a TorchScript compilation unit: counts as one compile at the current (or next) step,
+  /// and its functions' executors are followed. Call once per torch::jit::compile result.
   void watch(const std::shared_ptr<torch::jit::CompilationUnit>& unit);
 
-  /// Notes an event at the current step: kCompile (its reason goes into compile
-  /// alerts), kPhaseStart (detail {"phase": n} sets the phase; starts an NVTX
-  /// phase range), or any other. The event is queued for take_events() or sent
-  /// to MonitorOptions::event_sink.
+  /// Notes an event at the current step: kCompile (its reason goes into compile alerts),
+  /// kPhaseStart (detail {"phase": n} sets the phase; starts an NVTX phase range), or any other.
+  /// The event is queued for take_events() or sent to MonitorOptions::event_sink.
   void note_event(EventKind kind, std::string reason,
                   nlohmann::json detail = nlohmann::json::object());
 
-  /// Marks the start of a step. `step` is the global step; -1 continues from
-  /// the previous one.
+  /// Marks the start of a step. `step` is the global step; -1 continues from the previous one.
   void begin_step(int64_t step = -1);
-  /// Marks the end of the step: sets record.step to the step begin_step marked
-  /// (record.phase is the trainer's and is left alone), fills record.dispatch,
-  /// jit, optimizer, placement, cupti (each only when that probe ran),
-  /// record.wall_ms when it is 0 (host clock since begin_step), evaluates the
-  /// health rules, appends fired rule names to record.alerts, and reports each
-  /// alert (callback, stderr, event). Call after optimizer.step() and after
-  /// reading the loss.
+  /// Marks the end of the step: sets record.step to the step begin_step marked (record.phase is
+  /// the trainer's and is left alone), fills record.dispatch, jit, optimizer, placement, cupti
+  /// (each only when that probe ran), record.wall_ms when it is 0 (host clock since begin_step),
+  /// evaluates the health rules, appends fired rule names to record.alerts, and reports each alert
+  /// (callback, stderr, event). Call after optimizer.step() and after reading the loss.
   void end_step(StepRecord& record);
 
-  /// Events noted or raised since the last call, oldest first (empty with an
-  /// event_sink).
+  /// Events noted or raised since the last call, oldest first (empty with an event_sink).
   std::vector<EventRecord> take_events();
   /// Events the queue had no room for.
   int64_t events_dropped() const { return events_dropped_; }
 
-  /// Probe name -> {"available": bool, "reason": string}, for
-  /// RunHeader::probes.
+  /// Probe name -> {"available": bool, "reason": string}, for RunHeader::probes.
   nlohmann::json probe_availability() const;
   /// The CUPTI probe's availability, for RunHeader::cupti.
   Availability cupti_availability() const;
@@ -192,10 +171,9 @@ class Monitor {
   std::chrono::steady_clock::time_point step_start_;
 };
 
-/// Marks one step for its scope: begin_step on construction, end_step(record)
-/// on destruction. The destructor does not throw: an exception from end_step is
-/// swallowed after the record is left as filled so far. Use begin_step/end_step
-/// directly to see such errors.
+/// Marks one step for its scope: begin_step on construction, end_step(record) on destruction. The
+/// destructor does not throw: an exception from end_step is swallowed after the record is left as
+/// filled so far. Use begin_step/end_step directly to see such errors.
 class StepGuard {
  public:
   StepGuard(Monitor& monitor, StepRecord& record, int64_t step = -1)

@@ -1,9 +1,8 @@
 #pragma once
 /// \file
-/// NVTX ranges for run, phase, step and compile, so an Nsight Systems timeline
-/// lines up with the run file. All NVTX calls of recompdiag go through this
-/// header. Built without NVTX (or with no tool attached), the calls do nothing
-/// worth measuring.
+/// NVTX ranges for run, phase, step and compile, so an Nsight Systems timeline lines up with the
+/// run file. All NVTX calls of recompdiag go through this header. Built without NVTX (or with no
+/// tool attached), the calls do nothing worth measuring.
 
 namespace recompdiag::probes {
 
@@ -14,8 +13,7 @@ void nvtx_push(const char* name);
 /// Pops the innermost range of the calling thread.
 void nvtx_pop();
 
-/// A scoped NVTX range: pushed on construction, popped on destruction (same
-/// thread).
+/// A scoped NVTX range: pushed on construction, popped on destruction (same thread).
 class NvtxRange {
  public:
   explicit NvtxRange(const char* name) { nvtx_push(name); }
