@@ -31,7 +31,7 @@ inline RunHeader synthetic_header(const std::string& mode, const std::string& st
   h.cuda_available = true;
   h.cupti = {false, "unavailable: libcupti not found"};
   h.step_timing = "host clock, sync at step end";
-  h.probes = {{"dispatcher", {{"available", true}, {"reason", ""}}},
+  h.probes = {{sections::kDispatch, {{"available", true}, {"reason", ""}}},
               {"jit", {{"available", true}, {"reason", ""}}},
               {"optimizer", {{"available", true}, {"reason", ""}}},
               {"placement", {{"available", true}, {"reason", ""}}},

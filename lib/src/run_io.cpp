@@ -172,11 +172,13 @@ void append_json(std::string& out, const StepRecord& s) {
   append_array(out, s.loss_weights);
   append_key(out, "lr");
   append_number(out, s.lr);
-  if (s.dispatch) append_section(out, "dispatch", *s.dispatch, detail::kDispatchFields);
-  if (s.jit) append_section(out, "jit", *s.jit, detail::kJitFields);
-  if (s.optimizer) append_section(out, "optimizer", *s.optimizer, detail::kOptimizerFields);
-  if (s.placement) append_section(out, "placement", *s.placement, detail::kPlacementFields);
-  if (s.cupti) append_section(out, "cupti", *s.cupti, detail::kCuptiFields);
+  if (s.dispatch) append_section(out, sections::kDispatch, *s.dispatch, detail::kDispatchFields);
+  if (s.jit) append_section(out, sections::kJit, *s.jit, detail::kJitFields);
+  if (s.optimizer)
+    append_section(out, sections::kOptimizer, *s.optimizer, detail::kOptimizerFields);
+  if (s.placement)
+    append_section(out, sections::kPlacement, *s.placement, detail::kPlacementFields);
+  if (s.cupti) append_section(out, sections::kCupti, *s.cupti, detail::kCuptiFields);
   if (!s.alerts.empty()) {
     append_key(out, "alerts");
     out += '[';
@@ -402,15 +404,15 @@ StepRecord read_step(const object& obj) {
       s.loss_weights = get_doubles(value);
     else if (key == "lr")
       s.lr = get_double(value);
-    else if (key == "dispatch")
+    else if (key == sections::kDispatch)
       s.dispatch = read_section(value.get_object().value(), detail::kDispatchFields);
-    else if (key == "jit")
+    else if (key == sections::kJit)
       s.jit = read_section(value.get_object().value(), detail::kJitFields);
-    else if (key == "optimizer")
+    else if (key == sections::kOptimizer)
       s.optimizer = read_section(value.get_object().value(), detail::kOptimizerFields);
-    else if (key == "placement")
+    else if (key == sections::kPlacement)
       s.placement = read_section(value.get_object().value(), detail::kPlacementFields);
-    else if (key == "cupti")
+    else if (key == sections::kCupti)
       s.cupti = read_section(value.get_object().value(), detail::kCuptiFields);
     else if (key == "alerts") {
       for (element a : value.get_array()) s.alerts.push_back(to_std(a.get_string().value()));

@@ -43,9 +43,9 @@ void write_synthetic_run(const std::string& path, const SyntheticRunOptions& o) 
               {"heads", o.heads},
               {"phase_steps", o.phase_steps},
               {"steps_per_epoch", o.steps_per_epoch}};
-  h.probes = {{"dispatch", {{"available", o.probes}, {"reason", ""}}},
-              {"jit", {{"available", o.probes}, {"reason", ""}}},
-              {"optimizer", {{"available", o.probes}, {"reason", ""}}}};
+  h.probes = {{sections::kDispatch, {{"available", o.probes}, {"reason", ""}}},
+              {sections::kJit, {{"available", o.probes}, {"reason", ""}}},
+              {sections::kOptimizer, {{"available", o.probes}, {"reason", ""}}}};
   h.seed = o.seed;
   h.start_time = "2026-01-01T00:00:00Z";
   h.host = "synthetic";

@@ -1,10 +1,9 @@
 #include "recompdiag/probes/monitor.h"
 
-#include <algorithm>
-
 #include <torch/nn/module.h>
 #include <torch/optim/optimizer.h>
 
+#include <algorithm>
 #include <iostream>
 #include <utility>
 
@@ -110,7 +109,8 @@ void Monitor::begin_step(int64_t step) {
   if (step >= 0) step_ = step;
   if (!seen_step_) {  // the monitor's first step starts a fully observed stretch too
     seen_step_ = true;
-    observe_all_until_ = std::max(observe_all_until_, step_ + options_.dispatcher_full_steps_after_event);
+    observe_all_until_ =
+        std::max(observe_all_until_, step_ + options_.dispatcher_full_steps_after_event);
   }
   in_step_ = true;
   if (options_.nvtx) probes::nvtx_push("recompdiag:step");
@@ -162,14 +162,15 @@ std::vector<EventRecord> Monitor::take_events() {
 
 nlohmann::json Monitor::probe_availability() const {
   nlohmann::json out = nlohmann::json::object();
-  out["dispatcher"] =
+  out[sections::kDispatch] =
       dispatcher_ ? availability_json(dispatcher_->availability()) : availability_json(disabled());
-  out["jit"] = jit_ ? availability_json(jit_->availability()) : availability_json(disabled());
-  out["optimizer"] =
+  out[sections::kJit] =
+      jit_ ? availability_json(jit_->availability()) : availability_json(disabled());
+  out[sections::kOptimizer] =
       optimizer_ ? availability_json(optimizer_->availability()) : availability_json(disabled());
-  out["placement"] = options_.placement ? availability_json(Availability{true, ""})
-                                        : availability_json(disabled());
-  out["cupti"] = availability_json(cupti_availability());
+  out[sections::kPlacement] = options_.placement ? availability_json(Availability{true, ""})
+                                                 : availability_json(disabled());
+  out[sections::kCupti] = availability_json(cupti_availability());
   out["nvtx"] = !options_.nvtx ? availability_json(disabled())
                 : probes::nvtx_enabled()
                     ? availability_json(Availability{true, ""})

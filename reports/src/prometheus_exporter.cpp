@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "recompdiag/core/error.h"
+#include "recompdiag/core/health.h"
 
 namespace recompdiag {
 namespace {
@@ -57,11 +58,12 @@ constexpr std::array<const char*, kMissKinds> kMissKindNames = {"dispatcher_sign
                                                                 "kernel_module_load", "new_kernel"};
 
 enum SyncSource { kSyncDispatcher, kSyncRecorder, kSyncCupti, kSyncSources };
-constexpr std::array<const char*, kSyncSources> kSyncSourceNames = {"dispatcher", "recorder",
-                                                                    "cupti"};
+constexpr std::array<const char*, kSyncSources> kSyncSourceNames = {sections::kDispatch, "recorder",
+                                                                    sections::kCupti};
 
 enum DropProbe { kDropDispatcher, kDropCupti, kDropProbes };
-constexpr std::array<const char*, kDropProbes> kDropProbeNames = {"dispatcher", "cupti"};
+constexpr std::array<const char*, kDropProbes> kDropProbeNames = {sections::kDispatch,
+                                                                  sections::kCupti};
 
 enum OffDeviceKind { kParams, kGrads, kBuffers, kOffDeviceKinds };
 constexpr std::array<const char*, kOffDeviceKinds> kOffDeviceNames = {"parameter", "gradient",
@@ -126,13 +128,11 @@ struct PrometheusExporter::Impl {
                        .Register(r)),
           step_duration(prometheus::BuildHistogram()
                             .Name("recompdiag_step_duration_seconds")
-                            .Help("Wall time of a training step, device work "
-                                  "included on CUDA")
+                            .Help("Wall time of a training step, device work included on CUDA")
                             .Register(r)),
           device_seconds(prometheus::BuildCounter()
                              .Name("recompdiag_step_device_seconds_total")
-                             .Help("Device time of training steps (CUDA "
-                                   "events), when measured")
+                             .Help("Device time of training steps (CUDA events), when measured")
                              .Register(r)),
           steps(prometheus::BuildCounter()
                     .Name("recompdiag_steps_total")
@@ -140,8 +140,7 @@ struct PrometheusExporter::Impl {
                     .Register(r)),
           phase(prometheus::BuildGauge()
                     .Name("recompdiag_phase")
-                    .Help("Training phase of the latest step (from 1); a "
-                          "change is a phase switch")
+                    .Help("Training phase of the latest step (from 1); a change is a phase switch")
                     .Register(r)),
           last_step(prometheus::BuildGauge()
                         .Name("recompdiag_last_step")
@@ -149,21 +148,17 @@ struct PrometheusExporter::Impl {
                         .Register(r)),
           compile_events(prometheus::BuildCounter()
                              .Name("recompdiag_compile_events_total")
-                             .Help("Compilations seen by the probes, by kind "
-                                   "(TorchScript compile, "
-                                   "executor plan build, profiling run, CUDA "
-                                   "graph instantiation)")
+                             .Help("Compilations seen by the probes, by kind (TorchScript compile, "
+                                   "executor plan build, profiling run, CUDA graph instantiation)")
                              .Register(r)),
           cache_misses(prometheus::BuildCounter()
                            .Name("recompdiag_cache_misses_total")
-                           .Help("Cache misses by kind (first-seen dispatcher "
-                                 "signature, GPU "
+                           .Help("Cache misses by kind (first-seen dispatcher signature, GPU "
                                  "module load, first-seen kernel)")
                            .Register(r)),
           ops(prometheus::BuildCounter()
                   .Name("recompdiag_dispatched_ops_total")
-                  .Help("Top-level ATen ops dispatched, by the device type of "
-                        "their tensors")
+                  .Help("Top-level ATen ops dispatched, by the device type of their tensors")
                   .Register(r)),
           host_ops(prometheus::BuildCounter()
                        .Name("recompdiag_host_ops_total")
@@ -171,8 +166,7 @@ struct PrometheusExporter::Impl {
                        .Register(r)),
           copies(prometheus::BuildCounter()
                      .Name("recompdiag_cross_device_copies_total")
-                     .Help("Cross-device tensor copies seen by the dispatcher, "
-                           "by direction")
+                     .Help("Cross-device tensor copies seen by the dispatcher, by direction")
                      .Register(r)),
           copy_bytes(prometheus::BuildCounter()
                          .Name("recompdiag_cross_device_copy_bytes_total")
@@ -188,10 +182,8 @@ struct PrometheusExporter::Impl {
                            .Register(r)),
           syncs(prometheus::BuildCounter()
                     .Name("recompdiag_syncs_total")
-                    .Help("Host-device synchronizations, by who saw them "
-                          "(dispatcher: the "
-                          "model's; recorder: recompdiag's own loss reads; "
-                          "cupti: CUDA API)")
+                    .Help("Host-device synchronizations, by who saw them (dispatcher: the model's; "
+                          "recorder: recompdiag's own loss reads; cupti: CUDA API)")
                     .Register(r)),
           kernels(prometheus::BuildCounter()
                       .Name("recompdiag_kernels_total")
@@ -207,8 +199,7 @@ struct PrometheusExporter::Impl {
                       .Register(r)),
           state_resets(prometheus::BuildCounter()
                            .Name("recompdiag_optimizer_state_resets_total")
-                           .Help("Steps where an optimizer step counter fell "
-                                 "(state rebuilt)")
+                           .Help("Steps where an optimizer step counter fell (state rebuilt)")
                            .Register(r)),
           optimizer_state(prometheus::BuildGauge()
                               .Name("recompdiag_optimizer_state_tensors")
@@ -223,11 +214,11 @@ struct PrometheusExporter::Impl {
                                       .Name("recompdiag_optimizer_state_missing_params")
                                       .Help("Parameters with a gradient but no optimizer state")
                                       .Register(r)),
-          optimizer_dtype_mismatch(prometheus::BuildGauge()
-                                       .Name("recompdiag_optimizer_state_dtype_mismatch_tensors")
-                                       .Help("Optimizer state tensors whose dtype differs from "
-                                             "their parameter's")
-                                       .Register(r)),
+          optimizer_dtype_mismatch(
+              prometheus::BuildGauge()
+                  .Name("recompdiag_optimizer_state_dtype_mismatch_tensors")
+                  .Help("Optimizer state tensors whose dtype differs from their parameter's")
+                  .Register(r)),
           off_device(prometheus::BuildGauge()
                          .Name("recompdiag_tensors_off_device")
                          .Help("Model tensors not on the expected device, by kind")
@@ -238,8 +229,7 @@ struct PrometheusExporter::Impl {
                      .Register(r)),
           events(prometheus::BuildCounter()
                      .Name("recompdiag_events_total")
-                     .Help("Run events (phase_start, compile, lr_change, ...), "
-                           "by kind")
+                     .Help("Run events (phase_start, compile, lr_change, ...), by kind")
                      .Register(r)),
           loss(prometheus::BuildGauge()
                    .Name("recompdiag_loss")
@@ -255,8 +245,7 @@ struct PrometheusExporter::Impl {
                           .Register(r)),
           lr(prometheus::BuildGauge()
                  .Name("recompdiag_learning_rate")
-                 .Help("Learning rate in effect in the optimizer at the latest "
-                       "step")
+                 .Help("Learning rate in effect in the optimizer at the latest step")
                  .Register(r)),
           lr_requested(prometheus::BuildGauge()
                            .Name("recompdiag_learning_rate_requested")
@@ -264,8 +253,7 @@ struct PrometheusExporter::Impl {
                            .Register(r)),
           probe_available(prometheus::BuildGauge()
                               .Name("recompdiag_probe_available")
-                              .Help("1 when a probe runs, 0 when it is "
-                                    "unavailable (reason in the "
+                              .Help("1 when a probe runs, 0 when it is unavailable (reason in the "
                                     "run file header)")
                               .Register(r)),
           run_finished(prometheus::BuildGauge()
@@ -538,6 +526,9 @@ void PrometheusExporter::on_run_start(const RunHeader& header) {
   for (std::size_t k = 0; k < kEventKinds.size(); ++k) {
     m.run.events[k] = &f.events.Add(with(b, "kind", to_string(kEventKinds[k])));
   }
+  // Every rule's alert counter is served at 0 from the start (Prometheus practice for known label
+  // values), so the dashboard's alert panels have data on a healthy run.
+  for (const char* rule : rules::kAll) m.alert_counter(rule);
   m.run.finished = &f.run_finished.Add(b);
   m.run.finished->Set(0);
   m.run.elapsed = &f.run_elapsed.Add(b);
@@ -553,8 +544,8 @@ void PrometheusExporter::on_run_start(const RunHeader& header) {
       set_probe(name, available);
     }
   }
-  if (!header.probes.is_object() || !header.probes.contains("cupti")) {
-    set_probe("cupti", header.cupti.available);
+  if (!header.probes.is_object() || !header.probes.contains(sections::kCupti)) {
+    set_probe(sections::kCupti, header.cupti.available);
   }
   // Resolve phase 1 now so the first step pays nothing extra and the series exist from the start.
   m.phase_series(1);

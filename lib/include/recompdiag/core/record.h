@@ -19,6 +19,16 @@ namespace recompdiag {
 /// Version of the run-file format. Readers reject files with any other value.
 inline constexpr int kRunSchemaVersion = 1;
 
+/// Names of the probe sections of a step: the keys of a step line, of `RunHeader::probes` and of
+/// the exporter's `probe` label. One name per probe, in real and synthetic runs alike.
+namespace sections {
+inline constexpr char kDispatch[] = "dispatch";    ///< The dispatcher probe (DispatchStats).
+inline constexpr char kJit[] = "jit";              ///< The JIT probe (JitStats).
+inline constexpr char kOptimizer[] = "optimizer";  ///< The optimizer-state probe.
+inline constexpr char kPlacement[] = "placement";  ///< The placement probe.
+inline constexpr char kCupti[] = "cupti";          ///< The CUPTI probe (CuptiStats).
+}  // namespace sections
+
 /// Availability of one probe or SDK: `available` or the reason it is not.
 struct Availability {
   bool available = false;
@@ -39,8 +49,8 @@ struct DispatchStats {
   int64_t bytes_d2d = 0;
   int64_t syncs = 0;  ///< Host syncs (item, _local_scalar_dense, nonzero, ...), ours excluded.
   int64_t recorder_syncs = 0;  ///< Host reads made by the recorder itself (the loss values).
-  int64_t new_signatures =
-      0;                ///< First-seen (op, dtypes, shapes, device): dispatcher cache misses.
+  /// First-seen (op, dtypes, shapes, device) signatures: dispatcher cache misses.
+  int64_t new_signatures = 0;
   int64_t dropped = 0;  ///< Events the probe could not store (buffer full).
   bool sampled = true;  ///< False when sampling skipped this step: counters are absent.
 };
