@@ -155,19 +155,22 @@ TEST_CASE("ab on a small config: both runs, the reports, and the switch attribut
   // compiles nothing at the switch. (Which run's slow steps cost more is timing, not asserted.)
   CHECK(sw.compile_s_a > 0);
   CHECK(sw.compile_s_b == 0);
-  CHECK(sw.tax_s_a >= sw.compile_s_a);
   // The window around the switch: the recompile run shows the compile, the mutable run none.
   REQUIRE(c.a.switches.size() == 1);
   REQUIRE(c.b.switches.size() == 1);
   CHECK(c.a.switches[0].around.compile_events >= 1);
   CHECK(c.b.switches[0].around.compile_events == 0);
-  // Every slow stretch that covers the switch in the recompile run names the compile and why.
+  // The recompile run is slow at the switch (the profiling run and new plans), and every slow
+  // stretch that covers it names the compile and why.
+  int covering = 0;
   for (const auto& stretch : c.a.slow_stretches) {
     if (stretch.first_step <= 36 && 36 <= stretch.last_step) {
+      ++covering;
       CAPTURE(stretch.sentence);
       CHECK(stretch.sentence.find(
                 "JIT compile (reason: phase 2: loss weights [0.7,0.3] -> [0.99,0.01]") !=
             std::string::npos);
     }
   }
+  CHECK(covering >= 1);
 }

@@ -46,7 +46,7 @@ ObserverCost measure_observer_cost(int64_t ops_per_round, int rounds) {
       DispatcherProbe probe;
       probe.begin_step(0);
       on.push_back(ns_per_op(t, out.ops_per_round));
-      probe.end_step();
+      out.ops_observed_on += probe.end_step().ops;
     }
     {
       DispatcherOptions options;
@@ -54,7 +54,7 @@ ObserverCost measure_observer_cost(int64_t ops_per_round, int rounds) {
       DispatcherProbe probe(options);
       probe.begin_step(0);
       on_plain.push_back(ns_per_op(t, out.ops_per_round));
-      probe.end_step();
+      out.ops_observed_on_no_signatures += probe.end_step().ops;
     }
   }
   out.ns_per_op_off = median(off);

@@ -1,17 +1,15 @@
 #pragma once
 /// \file
-/// Micro-benchmark of the dispatcher probe: what observing one ATen op costs.
-/// For `recompdiag bench overhead` and the benchmark output (the whole-step
-/// ratio is the trainer's).
+/// Micro-benchmark of the dispatcher probe: what observing one ATen op costs. For `recompdiag bench
+/// overhead` and the benchmark output (the whole-step ratio is the trainer's).
 
 #include <cstdint>
 
 namespace recompdiag::probes {
 
-/// Median thread-CPU nanoseconds per small CPU op (an in-place add of two
-/// 1-element tensors, which runs no nested dispatcher op) over interleaved
-/// rounds: without the observer, with it (signatures on), and with it without
-/// signatures.
+/// Median thread-CPU nanoseconds per small CPU op (an in-place add of two 1-element tensors, which
+/// runs no nested dispatcher op) over interleaved rounds: without the observer, with it (signatures
+/// on), and with it without signatures.
 struct ObserverCost {
   int64_t ops_per_round = 0;
   int rounds = 0;
@@ -20,12 +18,15 @@ struct ObserverCost {
   double ns_per_op_on_no_signatures = 0.0;
   /// ns_per_op_on - ns_per_op_off.
   double added_ns_per_op = 0.0;
+  /// Ops the probe counted over all "on" rounds, and over all "on without signatures" rounds: at
+  /// least rounds * ops_per_round each when the observer really ran (0 when it was unavailable).
+  int64_t ops_observed_on = 0;
+  int64_t ops_observed_on_no_signatures = 0;
 };
 
-/// Runs the micro-benchmark on the calling thread (about rounds * 3 *
-/// ops_per_round ops). Creates and destroys dispatcher probes: do not call
-/// while a Monitor is alive (its probe would make these unavailable; then the
-/// "on" figures equal the "off" ones). Not a test: timing only.
+/// Runs the micro-benchmark on the calling thread (about rounds * 3 * ops_per_round ops). Creates
+/// and destroys dispatcher probes: do not call while a Monitor is alive (its probe would make these
+/// unavailable; then the "on" figures equal the "off" ones and nothing is observed).
 ObserverCost measure_observer_cost(int64_t ops_per_round = 200000, int rounds = 7);
 
 }  // namespace recompdiag::probes
