@@ -344,7 +344,10 @@ template <class S, size_t N>
 S read_section(const object& obj, const detail::Field<S> (&fields)[N]) {
   S s{};
   size_t cursor = 0;
-  for (auto [key, value] : obj) {
+  for (auto field : obj) {
+    // Named locals, not a structured binding: C++17 lambdas cannot capture those (clang refuses).
+    const std::string_view key = field.key;
+    const element value = field.value;
     // Fields arrive in the order the writer emits them; search on from the last match, so a
     // file of ours costs one comparison per field and a reordered one still reads.
     for (size_t tried = 0; tried < N; ++tried) {
