@@ -28,7 +28,13 @@ expect() {
 }
 
 base=$fx/compare_baseline.jsonl
-expect 0 "" "$base" "$fx/compare_rerun.jsonl"
+# One run per side cannot prove a change under 5% with the default 3% run-to-run spread: it warns
+# and exits 0; the synthetic fixtures have no spread between runs, and with none assumed the rerun
+# is proven equivalent.
+expect 0 "warning: inconclusive: .*runs per side would settle it" "$base" "$fx/compare_rerun.jsonl"
+grep -q '\*\*inconclusive\*\*' "$tmp/out" || fail "rerun: Markdown does not say inconclusive"
+expect 1 "" "$base" "$fx/compare_rerun.jsonl" --strict-inconclusive
+expect 0 "" "$base" "$fx/compare_rerun.jsonl" --run-noise 0
 grep -q '\*\*no change\*\*' "$tmp/out" || fail "rerun: Markdown does not say no change"
 expect 1 "" "$base" "$fx/compare_slower.jsonl"
 grep -q '\*\*regression\*\*' "$tmp/out" || fail "slower: Markdown does not say regression"

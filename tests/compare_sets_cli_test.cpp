@@ -1,11 +1,12 @@
 // `recompdiag compare` with several runs per side: files, directories and globs; the gate's exit
-// codes; bad inputs named. Also `ab --repeats`.
+// codes; bad inputs named. Also `ab --repeats` and the smallest `bench gate`.
 
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/core/synthetic_run.h"
@@ -134,7 +135,8 @@ TEST_CASE("compare: bad multi-file input exits 2 and names the file") {
   expect_error(b, "no run files for side A");
   expect_error("--a " + dir.file("a") + " --b " + dir.file("a/run-1.jsonl"), "the same file as");
   expect_error("--a " + dir.file("a") + b + " --fail-on compile", "unknown count 'compile'");
-  expect_error("--a " + dir.file("a") + b + " --confidence 100", "--confidence must be a percentage in (0, 100), got 100");
+  expect_error("--a " + dir.file("a") + b + " --confidence 100",
+               "--confidence must be a percentage in (0, 100), got 100");
 }
 
 TEST_CASE("ab --repeats 2: two interleaved pairs, compared with the run as the unit") {
@@ -154,4 +156,33 @@ TEST_CASE("ab --repeats 2: two interleaved pairs, compared with the run as the u
   const std::string json = test::read_text(out + "/report.json");
   CHECK(contains(json, "\"unit\": \"runs\""));
   CHECK(recompdiag_cli("ab --repeats 0 --quiet --out-dir " + out).exit_code == 2);
+}
+
+TEST_CASE("bench gate, smallest size: the JSON has the issue's shape") {
+  test::TempDir dir;
+  const std::string json_path = dir.file("gate.json");
+  Result r = recompdiag_cli(
+      "bench gate --pairs 1 --runs 2 --epochs 3,2 --steps-per-epoch 5 --batch-size 4 --seq-len 6 "
+      "--hidden 8 --threads 1 --quiet --out-dir " +
+      dir.file("runs") + " --json " + json_path + " --baseline-json " + dir.file("base.json"));
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.output, "baseline, the step-level test"));
+  for (const std::string& path : {json_path, dir.file("base.json")}) {
+    const nlohmann::json j = nlohmann::json::parse(test::read_text(path));
+    CHECK(j["pairs"] == 1);
+    REQUIRE(j["false_verdict_rate"].size() == 2);
+    for (const char* runs : {"1", "2"}) {
+      const double rate = j["false_verdict_rate"][runs].get<double>();
+      CHECK(rate >= 0.0);
+      CHECK(rate <= 1.0);
+    }
+    REQUIRE(j["detection_rate"].size() == 3);
+    for (const char* level : {"5", "10", "20"}) {
+      CAPTURE(level);
+      CHECK(j["detection_rate"][level].contains("1"));
+      CHECK(j["detection_rate"][level].contains("2"));
+    }
+  }
+  CHECK(recompdiag_cli("bench gate --runs 1 --quiet").exit_code == 2);
+  CHECK(recompdiag_cli("bench gate --levels 5,x --quiet").exit_code == 2);
 }

@@ -9,13 +9,15 @@
 
 namespace recompdiag {
 
-TEST_CASE("extra work calibrates on steps 5-14, then adds the same work to every step") {
+TEST_CASE("extra work calibrates on steps 5-24, then adds the same work to every step") {
   detail::ExtraWork work(10.0);
   for (int step = 0; step < 14; ++step) {
     work.after_step(20.0);
     CHECK(work.units() == 0);  // skipped, then timed without extra work
   }
   work.after_step(20.0);
+  CHECK(work.units() >= 1);
+  for (int step = 15; step < 25; ++step) work.after_step(20.0);  // corrected once, in place
   const int64_t units = work.units();
   CHECK(units >= 1);
   for (int step = 0; step < 5; ++step) work.after_step(step % 2 ? 5.0 : 80.0);

@@ -167,6 +167,10 @@ void CompareOptions::validate() const {
   if (!(power > 0.0 && power < 1.0)) {
     throw InputError("--power must be in (0, 1), got " + fmt("%g", power));
   }
+  if (!(run_noise >= 0.0 && run_noise < 1.0)) {
+    throw InputError("--run-noise must be a percentage in [0, 100), got " +
+                     fmt("%g", run_noise * 100.0));
+  }
   if (!(bootstrap.confidence > 0.0 && bootstrap.confidence < 1.0)) {
     throw InputError("--confidence must be a percentage in (0, 100), got " +
                      fmt("%g", bootstrap.confidence * 100.0));

@@ -111,6 +111,15 @@ PhaseComparison compare_phase_timing(int phase, const SideRuns& a, const SideRun
       pc.test.confidence = rto.confidence;
     } else {
       pc.test = stats::block_bootstrap_ratio_test(ba, bb, log_ratio, o.bootstrap, rto);
+      // Each side's run also sits somewhere in the spread between runs, which the blocks of one
+      // run cannot show: add the assumed run-to-run variance of both medians.
+      const double se =
+          std::sqrt(pc.test.se_log * pc.test.se_log + 2.0 * o.run_noise * o.run_noise);
+      const int64_t n_a = pc.test.n_a;
+      const int64_t n_b = pc.test.n_b;
+      pc.test = stats::ratio_test_from_log(log_ratio, se, pc.test.df, rto);
+      pc.test.n_a = n_a;
+      pc.test.n_b = n_b;
     }
   }
   pc.ratio.ratio = pc.test.ratio;
@@ -141,7 +150,9 @@ void judge_phases(std::vector<PhaseComparison>& phases, const CompareOptions& o)
                                  ? std::to_string(pc.run_medians_a_ms.size()) + " vs " +
                                        std::to_string(pc.run_medians_b_ms.size()) + " runs"
                                  : std::to_string(pc.test.n_a) + " vs " +
-                                       std::to_string(pc.test.n_b) + " blocks of steps";
+                                       std::to_string(pc.test.n_b) + " blocks of steps, " +
+                                       format_number("%.1f%%", o.run_noise * 100.0) +
+                                       " run-to-run spread assumed";
     const std::string figures =
         format_number("B/A %.3f", r) + " (" + level + format_number(" CI %.3f", pc.test.low) +
         format_number("-%.3f, ", pc.test.high) + format_p(pc.p_holm) + " Holm; " + unit +

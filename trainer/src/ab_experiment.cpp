@@ -261,4 +261,13 @@ AbExperimentResult run_ab_experiment(const AbExperimentOptions& options) {
   return result;
 }
 
+int run_in_child(const TrainConfig& config, const std::string& path, const std::string& label,
+                 bool quiet) {
+  RunSpec run;
+  run.config = &config;
+  run.path = path;
+  run.label = label;
+  return wait_child(start_child(run, quiet, nullptr, {}), label);
+}
+
 }  // namespace recompdiag

@@ -10,6 +10,7 @@ namespace {
 
 constexpr int64_t kSkipSteps = 5;          // compile and profiling runs: not the healthy step
 constexpr int64_t kCalibrationSteps = 10;  // timed to find the healthy step's median
+constexpr int64_t kCheckSteps = 10;        // with the work, timed to correct the unit count
 constexpr size_t kSize = 32;               // matrices are kSize x kSize doubles
 
 double median_of(std::vector<double> v) {
@@ -71,7 +72,23 @@ void ExtraWork::after_step(double step_ms) {
     if (step + 1 == kSkipSteps + kCalibrationSteps) calibrate();
     return;
   }
+  if (step >= kSkipSteps + kCalibrationSteps + kCheckSteps) {
+    run_units(units_);
+    return;
+  }
+  // The units' cost inside a step can differ from their cost in a tight loop (caches, the
+  // intra-op threads still spinning after the step's parallel ops): time the work where it runs
+  // and correct the count once.
+  const auto t0 = std::chrono::steady_clock::now();
   run_units(units_);
+  const auto t1 = std::chrono::steady_clock::now();
+  in_step_ms_.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  if (step + 1 == kSkipSteps + kCalibrationSteps + kCheckSteps) {
+    const double target_ms = percent_ / 100.0 * median_of(healthy_ms_);
+    const double actual_ms = std::max(median_of(in_step_ms_), 1e-6);
+    units_ =
+        std::max<int64_t>(1, std::llround(static_cast<double>(units_) * target_ms / actual_ms));
+  }
 }
 
 }  // namespace recompdiag::detail

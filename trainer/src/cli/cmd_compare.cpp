@@ -27,6 +27,7 @@ struct CompareCommand {
   double threshold_pct = 5.0;
   double alpha = 0.05;
   double confidence = 95.0;
+  double run_noise_pct = 3.0;
   std::string fail_on;
   bool strict_inconclusive = false;
   std::string trace;
@@ -50,6 +51,7 @@ CompareOptions to_options(const CompareCommand& s) {
   o.threshold = s.threshold_pct / 100.0;
   o.alpha = s.alpha;
   o.bootstrap.confidence = s.confidence / 100.0;
+  o.run_noise = s.run_noise_pct / 100.0;
   o.fail_on = parse_fail_on(s.fail_on);
   o.validate();
   return o;
@@ -98,6 +100,10 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
                   "Family-wise significance level of the phase tests (Holm over the phases)")
       ->capture_default_str();
   cmd->add_option("--confidence", state->confidence, "Confidence level of the intervals, percent")
+      ->capture_default_str();
+  cmd->add_option("--run-noise", state->run_noise_pct,
+                  "One run per side: the run-to-run spread of a steady median in percent, which "
+                  "one run cannot show (`recompdiag bench gate` measures this machine's)")
       ->capture_default_str();
   cmd->add_option("--fail-on", state->fail_on,
                   "Counts that fail the gate when B has more in any phase, whatever the timing: "

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   bench->require_subcommand(1);
   recompdiag::cli::add_bench_compare_command(*bench, ctx);
   recompdiag::cli::add_bench_overhead_command(*bench, ctx);
+  recompdiag::cli::add_bench_gate_command(*bench, ctx);
 
   try {
     app.parse(argc, argv);

@@ -14,9 +14,10 @@ namespace recompdiag::detail {
 ///
 /// Steps 0-4 (compile, profiling runs) are left alone; steps 5-14 are timed without extra work
 /// and their median is the healthy step time. Then one unit of work (a 32x32 double matrix
-/// product) is timed, and every later step runs round(P/100 x median / unit) units. The work is a
-/// fixed amount of computation from then on, so it slows down and speeds up with the machine as
-/// the step does: a real regression, not a fixed delay. On a CUDA model the work still runs on
+/// product) is timed, and steps 15-24 run round(P/100 x median / unit) units, timed in place;
+/// their median corrects the count once. From step 25 on the work is a fixed amount of
+/// computation, so it slows down and speeds up with the machine as the step does: a real
+/// regression, not a fixed delay. On a CUDA model the work still runs on
 /// the host, after the step's loss read. Not thread-safe; neither copyable nor movable.
 class ExtraWork {
  public:
@@ -42,7 +43,8 @@ class ExtraWork {
   int64_t steps_seen_ = 0;
   int64_t units_ = 0;
   std::vector<double> healthy_ms_;
-  std::vector<double> x_;  // the chain's state: each product's result feeds the next
+  std::vector<double> in_step_ms_;  // the work's own time in steps 15-24
+  std::vector<double> x_;           // the chain's state: each product's result feeds the next
   std::vector<double> w_;
   std::vector<double> tmp_;
 };

@@ -34,6 +34,12 @@ struct CompareOptions {
   double alpha = 0.05;
   /// Power at which each phase's minimum detectable effect is reported.
   double power = 0.80;
+  /// With one run per side, the run-to-run spread of a steady median (a fraction, the standard
+  /// deviation of its log) that no within-run resampling can see, added to the block
+  /// bootstrap's error for each side. The default is what issue 13 measured on a quiet 2-core
+  /// machine (healthy pairs up to 7% apart); `recompdiag bench gate` prints this machine's.
+  /// Unused with two or more runs on a side: then the spread is measured.
+  double run_noise = 0.03;
   /// Deterministic counts (count_names()) that fail the gate when B has more of them than A in
   /// any phase, whatever the timing says.
   std::vector<std::string> fail_on;

@@ -88,4 +88,10 @@ struct AbExperimentResult {
 /// in the result's exit code. Not thread-safe (forks).
 AbExperimentResult run_ab_experiment(const AbExperimentOptions& options);
 
+/// Trains `config` once in a fresh child process, writing the run file `path` (no live metrics),
+/// and waits for it. `label` names the run in messages. Returns the child's exit code (0 done,
+/// 2 bad input, 1 failed or killed). Not thread-safe (forks); LibTorch is not touched here.
+int run_in_child(const TrainConfig& config, const std::string& path, const std::string& label,
+                 bool quiet);
+
 }  // namespace recompdiag
