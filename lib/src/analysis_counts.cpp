@@ -51,8 +51,21 @@ void add_step(ProbeCounts& c, const StepRecord& s) {
     c.optimizer_state_off_device =
         std::max(c.optimizer_state_off_device, s.optimizer->state_off_device);
     c.optimizer_state_missing = std::max(c.optimizer_state_missing, s.optimizer->state_missing);
+    c.optimizer_state_dtype_mismatch =
+        std::max(c.optimizer_state_dtype_mismatch, s.optimizer->state_dtype_mismatch);
+    const OptimizerStats& o = *s.optimizer;
+    // The health rule's test: a requested lr that the param groups do not hold.
+    if (o.lr_requested > 0.0 &&
+        std::abs(o.lr_effective - o.lr_requested) > 1e-6 * std::abs(o.lr_requested)) {
+      ++c.lr_not_in_effect;
+      c.lr_requested = o.lr_requested;
+      c.lr_effective = o.lr_effective;
+    }
   }
   c.alerts += static_cast<int64_t>(s.alerts.size());
+  for (const std::string& rule : s.alerts) {
+    if (rule == "slow_step") ++c.slow_step_alerts;
+  }
 }
 
 // Summary of step times already sorted ascending.

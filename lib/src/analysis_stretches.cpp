@@ -3,6 +3,7 @@
 // run, then plan build); merging keeps its causes in one sentence.
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "detail/analysis_parts.h"
 #include "detail/attribution.h"
@@ -19,9 +20,14 @@ std::vector<SlowStretch> find_slow_stretches(const RunFile& run,
   std::vector<SlowStretch> stretches;
   std::map<int, const PhaseAnalysis*> phase_of;
   for (const auto& pa : phases) phase_of[pa.phase] = &pa;
+  // The first step of every phase after the first starts a stretch even when it is not slow:
+  // the switch is always shown with what coincides with it.
+  auto starts_phase = [&](size_t k) {
+    return k > 0 && steps[k].phase != steps[k - 1].phase && steps[k].phase != phases[0].phase;
+  };
   auto is_slow = [&](size_t k) {
     const double ref = phase_of[steps[k].phase]->steady.median_ms;
-    return ref > 0 && (is_warmup[k] || steps[k].wall_ms > o.slow_factor * ref);
+    return ref > 0 && (is_warmup[k] || starts_phase(k) || steps[k].wall_ms > o.slow_factor * ref);
   };
   const auto gap = static_cast<size_t>(std::max<int64_t>(o.stretch_gap, 0));
   size_t i = 0;
@@ -61,9 +67,16 @@ std::vector<SlowStretch> find_slow_stretches(const RunFile& run,
   }
   *found = static_cast<int64_t>(stretches.size());
   if (stretches.size() > o.max_slow_stretches) {
-    std::stable_sort(
-        stretches.begin(), stretches.end(),
-        [](const SlowStretch& x, const SlowStretch& y) { return x.extra_s > y.extra_s; });
+    std::set<int64_t> switch_steps;
+    for (size_t p = 1; p < phases.size(); ++p) switch_steps.insert(phases[p].first_step);
+    // Switch stretches first, then the costliest: the switch is kept even when noise costs more.
+    std::stable_sort(stretches.begin(), stretches.end(),
+                     [&](const SlowStretch& x, const SlowStretch& y) {
+                       const bool sx = switch_steps.count(x.first_step) > 0;
+                       const bool sy = switch_steps.count(y.first_step) > 0;
+                       if (sx != sy) return sx;
+                       return x.extra_s > y.extra_s;
+                     });
     stretches.resize(o.max_slow_stretches);
     std::sort(stretches.begin(), stretches.end(), [](const SlowStretch& x, const SlowStretch& y) {
       return x.first_step < y.first_step;

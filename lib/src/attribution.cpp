@@ -23,6 +23,8 @@ constexpr double kWeightProfilingRun = 20.0;
 constexpr double kWeightNewKernel = 10.0;
 constexpr double kWeightNewSignature = 5.0;
 constexpr double kWeightStateOffDevice = 5.0;
+// Per step: an lr that is not in effect changes what every step learns.
+constexpr double kWeightLrNotInEffect = 50.0;
 constexpr double kWeightSync = 2.0;
 constexpr double kWeightCopy = 2.0;
 constexpr double kWeightHostOp = 1.0;
@@ -52,7 +54,8 @@ std::string shorten(const std::string& s, size_t max_len) {
   return s.substr(0, max_len - 3) + "...";
 }
 
-// Counter over a range beyond what the phase's steady state does at that many steps.
+}  // namespace
+
 int64_t excess(int64_t observed, int64_t steady_total, int64_t steady_steps, int64_t steps) {
   if (steady_steps <= 0) return observed;
   const double expected = static_cast<double>(steady_total) / static_cast<double>(steady_steps) *
@@ -60,8 +63,6 @@ int64_t excess(int64_t observed, int64_t steady_total, int64_t steady_steps, int
   return std::max<int64_t>(
       0, static_cast<int64_t>(std::llround(static_cast<double>(observed) - expected)));
 }
-
-}  // namespace
 
 std::string optimizer_name(const RunHeader& h) {
   return h.optimizer.empty() ? std::string("optimizer") : h.optimizer;
@@ -89,6 +90,8 @@ std::vector<Signal> rank_signals(const ProbeCounts& c, const ProbeCounts& steady
         if (!e->reason.empty() && seen.insert(e->reason).second) reasons.push_back(e->reason);
         break;
       case EventKind::kOptimizerRebuild:
+        // A rebuild that migrated the state is no reset.
+        if (e->detail.is_object() && e->detail.value("handoff", "") == "migrate") break;
         ++rebuilds;
         if (rebuild_reason.empty()) rebuild_reason = e->reason;
         break;
@@ -138,6 +141,14 @@ std::vector<Signal> rank_signals(const ProbeCounts& c, const ProbeCounts& steady
   add("optimizer_state_off_device", c.optimizer_state_off_device, kWeightStateOffDevice,
       plural(c.optimizer_state_off_device, "optimizer state tensor off device",
              "optimizer state tensors off device"));
+  add("optimizer_state_dtype", c.optimizer_state_dtype_mismatch, kWeightStateOffDevice,
+      plural(c.optimizer_state_dtype_mismatch, "optimizer state tensor with another dtype",
+             "optimizer state tensors with another dtype") +
+          " than its parameter");
+  add("lr_not_in_effect", c.lr_not_in_effect, kWeightLrNotInEffect,
+      "lr " + format_double("%g", c.lr_requested) + " requested but " +
+          format_double("%g", c.lr_effective) + " in effect (" +
+          plural(c.lr_not_in_effect, "step", "steps") + ")");
   const int64_t syncs = excess(c.syncs, steady.syncs, steady.steps, c.steps);
   add("syncs", syncs, kWeightSync, plural(syncs, "extra host sync", "extra host syncs"));
   const int64_t copies = excess(c.copies, steady.copies, steady.steps, c.steps);
@@ -147,7 +158,9 @@ std::vector<Signal> rank_signals(const ProbeCounts& c, const ProbeCounts& steady
           format_bytes(bytes) + ")");
   const int64_t host_ops = excess(c.host_ops, steady.host_ops, steady.steps, c.steps);
   add("host_ops", host_ops, kWeightHostOp, plural(host_ops, "extra host op", "extra host ops"));
-  add("alerts", c.alerts, kWeightAlert, plural(c.alerts, "alert", "alerts"));
+  // A slow_step alert only restates that the stretch is slow: it is no probe signal.
+  const int64_t alerts = c.alerts - c.slow_step_alerts;
+  add("alerts", alerts, kWeightAlert, plural(alerts, "alert", "alerts"));
   for (const auto& ctx : context) add("context", 1, kWeightContextEvent, ctx);
   std::stable_sort(out.begin(), out.end(),
                    [](const Signal& x, const Signal& y) { return x.score > y.score; });
@@ -171,3 +184,41 @@ std::string stretch_sentence(const SlowStretch& s) {
 }
 
 }  // namespace recompdiag::detail
+
+namespace recompdiag {
+
+std::vector<Signal> rank_phase_signals(const PhaseAnalysis& b, const PhaseAnalysis* a,
+                                       const std::string& optimizer) {
+  ProbeCounts c = b.counts;
+  // Compiles as the probe or the trainer's events count them, whichever saw more.
+  c.jit_compiles = std::max(c.jit_compiles, c.compile_events);
+  c.compile_events = 0;
+  if (a != nullptr) {
+    const ProbeCounts& base = a->counts;
+    auto less = [&](int64_t& v, int64_t base_total) {
+      v = detail::excess(v, base_total, base.steps, c.steps);
+    };
+    less(c.jit_compiles, std::max(base.jit_compiles, base.compile_events));
+    less(c.jit_plan_builds, base.jit_plan_builds);
+    less(c.jit_profiling_runs, base.jit_profiling_runs);
+    less(c.new_signatures, base.new_signatures);
+    less(c.new_kernels, base.new_kernels);
+    less(c.module_loads, base.module_loads);
+    less(c.graph_instantiations, base.graph_instantiations);
+    less(c.optimizer_resets, base.optimizer_resets);
+    less(c.lr_not_in_effect, base.lr_not_in_effect);
+    less(c.syncs, base.syncs);
+    less(c.copies, base.copies);
+    less(c.copy_bytes, base.copy_bytes);
+    less(c.host_ops, base.host_ops);
+    // Largest-on-one-step counts: what B has beyond A's worst step.
+    c.optimizer_state_off_device =
+        std::max<int64_t>(0, c.optimizer_state_off_device - base.optimizer_state_off_device);
+    c.optimizer_state_dtype_mismatch = std::max<int64_t>(
+        0, c.optimizer_state_dtype_mismatch - base.optimizer_state_dtype_mismatch);
+  }
+  c.alerts = 0;  // the alerts restate the signals
+  return detail::rank_signals(c, ProbeCounts{}, {}, optimizer);
+}
+
+}  // namespace recompdiag

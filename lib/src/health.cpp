@@ -44,6 +44,11 @@ constexpr char kAdvicePlacement[] =
 constexpr char kAdviceSlow[] =
     "This step took much longer than recent steps: see the other alerts of this step (compiles, "
     "cache misses, syncs) and the device timeline (NVTX ranges) for the cause.";
+constexpr char kAdviceNotOptimized[] =
+    "The graph executor is still profiling the step long after its compile, so it runs without "
+    "its optimized plan: check the profiling settings (torch::jit::getNumProfiledRuns, "
+    "getProfilingMode, setGraphExecutorOptimize) and inputs whose shapes or dtypes change every "
+    "step, which send the executor back to profiling.";
 constexpr char kAdviceDrops[] =
     "A probe ran out of room and dropped events, so its counters undercount: raise its buffer "
     "sizes or sample the dispatcher probe every N steps.";
@@ -89,10 +94,10 @@ double HealthMonitor::rolling_median() const {
 }
 
 void HealthMonitor::raise(std::vector<Alert>& out, const char* rule, const StepRecord& step,
-                          std::string evidence, const char* advice) {
+                          std::string evidence, const char* advice, bool repeat_ok) {
   auto it = std::find_if(last_fired_.begin(), last_fired_.end(),
                          [&](const auto& entry) { return entry.first == rule; });
-  if (it != last_fired_.end() && options_.repeat_after_steps > 0 &&
+  if (!repeat_ok && it != last_fired_.end() && options_.repeat_after_steps > 0 &&
       step.step - it->second < options_.repeat_after_steps && step.step >= it->second) {
     ++suppressed_;
     return;
@@ -103,6 +108,35 @@ void HealthMonitor::raise(std::vector<Alert>& out, const char* rule, const StepR
     it->second = step.step;
   }
   out.push_back(Alert{rule, step.step, step.phase, std::move(evidence), advice});
+}
+
+void HealthMonitor::check_slow_step(std::vector<Alert>& out, const StepRecord& step, bool steady,
+                                    bool has_signal) {
+  if (!steady || window_count_ < options_.min_window || step.wall_ms <= 0.0) return;
+  const double median = rolling_median();
+  if (median <= 0.0) return;
+  // Robust spread of the window: 1.4826 x the median absolute deviation.
+  scratch_.assign(window_.begin(), window_.begin() + window_count_);
+  for (double& v : scratch_) v = std::fabs(v - median);
+  const size_t mid = scratch_.size() / 2;
+  std::nth_element(scratch_.begin(), scratch_.begin() + mid, scratch_.end());
+  const double sigma = 1.4826 * scratch_[mid];
+  const double threshold =
+      std::max(options_.slow_step_factor * median, median + options_.slow_step_spread * sigma);
+  if (step.wall_ms <= threshold || has_signal) {
+    slow_streak_ = 0;
+    return;
+  }
+  if (slow_streak_ == 0) slow_streak_first_ = step.step;
+  ++slow_streak_;
+  if (slow_streak_ < std::max<int64_t>(options_.slow_step_streak, 1)) return;
+  std::ostringstream ev;
+  ev << "steps " << slow_streak_first_ << "-" << step.step << " each took more than " << threshold
+     << " ms (step " << step.step << ": " << step.wall_ms << " ms, " << step.wall_ms / median
+     << "x the rolling median " << median << " ms of the last " << window_count_
+     << " steps; threshold " << options_.slow_step_factor << "x and " << options_.slow_step_spread
+     << " robust sigmas), with no probe signal";
+  raise(out, rules::kSlowStep, step, ev.str(), kAdviceSlow);
 }
 
 std::vector<Alert> HealthMonitor::evaluate(const StepRecord& step) {
@@ -117,7 +151,24 @@ std::vector<Alert> HealthMonitor::evaluate(const StepRecord& step) {
     if (!last_compile_reason_.empty()) {
       ev << "; reason: " << last_compile_reason_ << " (noted at step " << last_compile_step_ << ")";
     }
-    raise(out, rules::kCompileAfterWarmup, step, ev.str(), kAdviceCompile);
+    // Every new compile is its own finding (a compile per epoch is the storm to see).
+    const bool new_compile = last_compile_step_ != compile_alerted_for_;
+    const size_t before = out.size();
+    raise(out, rules::kCompileAfterWarmup, step, ev.str(), kAdviceCompile, new_compile);
+    if (out.size() > before) compile_alerted_for_ = last_compile_step_;
+  }
+
+  profiling_streak_ = step.jit && step.jit->profiling_runs > 0 ? profiling_streak_ + 1 : 0;
+  if (steady && options_.max_profiling_steps > 0 &&
+      profiling_streak_ >= options_.max_profiling_steps) {
+    std::ostringstream ev;
+    ev << profiling_streak_ << " steps in a row up to step " << step.step
+       << " ran the graph executor's profiling plan: no optimized plan was built";
+    if (!last_compile_reason_.empty()) {
+      ev << " after the compile at step " << last_compile_step_ << " (" << last_compile_reason_
+         << ")";
+    }
+    raise(out, rules::kJitNotOptimized, step, ev.str(), kAdviceNotOptimized);
   }
 
   if (steady) {
@@ -134,6 +185,15 @@ std::vector<Alert> HealthMonitor::evaluate(const StepRecord& step) {
     }
   }
 
+  if (steady && step.dispatch && step.dispatch->sampled &&
+      step.dispatch->syncs > options_.max_syncs) {
+    const DispatchStats& d = *step.dispatch;
+    std::ostringstream ev;
+    ev << d.syncs << " host sync(s) at step " << step.step << " (plus " << d.recorder_syncs
+       << " by the recorder, not counted)";
+    raise(out, rules::kHostSyncs, step, ev.str(), kAdviceSyncs);
+  }
+
   if (steady && expect_cuda_ && step.dispatch && step.dispatch->sampled) {
     const DispatchStats& d = *step.dispatch;
     if (d.host_ops > options_.max_host_ops) {
@@ -147,12 +207,6 @@ std::vector<Alert> HealthMonitor::evaluate(const StepRecord& step) {
          << " device->host copies (" << d.bytes_d2h << " B) at step " << step.step << " (allowed "
          << options_.max_copies_h2d << " / " << options_.max_copies_d2h << ")";
       raise(out, rules::kCrossDeviceCopies, step, ev.str(), kAdviceCopies);
-    }
-    if (d.syncs > options_.max_syncs) {
-      std::ostringstream ev;
-      ev << d.syncs << " host sync(s) at step " << step.step << " (plus " << d.recorder_syncs
-         << " by the recorder, not counted)";
-      raise(out, rules::kHostSyncs, step, ev.str(), kAdviceSyncs);
     }
   }
 
@@ -206,16 +260,12 @@ std::vector<Alert> HealthMonitor::evaluate(const StepRecord& step) {
     raise(out, rules::kProbeDrops, step, ev.str(), kAdviceDrops);
   }
 
-  if (steady && window_count_ >= options_.min_window && step.wall_ms > 0.0) {
-    const double median = rolling_median();
-    if (median > 0.0 && step.wall_ms > options_.slow_step_factor * median) {
-      std::ostringstream ev;
-      ev << "step " << step.step << " took " << step.wall_ms << " ms, " << step.wall_ms / median
-         << "x the rolling median " << median << " ms of the last " << window_count_
-         << " steps (threshold " << options_.slow_step_factor << "x)";
-      raise(out, rules::kSlowStep, step, ev.str(), kAdviceSlow);
-    }
-  }
+  const bool has_signal =
+      !out.empty() ||
+      (step.jit && (step.jit->compiles + step.jit->plan_builds + step.jit->profiling_runs) > 0) ||
+      (step.dispatch && step.dispatch->sampled && step.dispatch->new_signatures > 0) ||
+      (step.cupti && step.cupti->new_kernels + step.cupti->module_loads > 0);
+  check_slow_step(out, step, steady, has_signal);
   if (step.wall_ms > 0.0) {
     window_[static_cast<size_t>(window_next_)] = step.wall_ms;
     window_next_ = (window_next_ + 1) % static_cast<int64_t>(window_.size());

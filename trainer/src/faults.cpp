@@ -12,26 +12,31 @@ namespace recompdiag {
 const std::vector<FaultInfo>& fault_catalogue() {
   static const std::vector<FaultInfo> catalogue = {
       {FaultKind::kRecompileStorm, "recompile-storm", false, false,
-       "the lr that ReduceLROnPlateau sets is baked into the compiled step, so the step is "
-       "recompiled every epoch",
-       "a JIT compile after warm-up every epoch (compile_after_warmup), named as the cause of "
-       "each epoch's first slow steps"},
+       "the lr (a value that changes every epoch) is treated as a compile-time constant of the "
+       "step, so the step is compiled again before every epoch",
+       "a compile_after_warmup alert every epoch, and a JIT compile named as the cause of each "
+       "epoch's first slow steps"},
       {FaultKind::kFreshOptimizer, "fresh-optimizer", false, false,
        "recompile at the switch and rebuild Adam with empty state",
        "optimizer_state_reset at the switch; a training-quality regression, no time regression"},
       {FaultKind::kLrTrap, "lr-trap", false, false,
        "the new lr is written to a copy of the optimizer options: the old lr stays in effect",
        "lr_not_in_effect from the switch on; a training-quality regression, no time regression"},
-      {FaultKind::kStateDtype, "state-dtype", false, false,
-       "the migrated Adam moments land in float64: double-precision optimizer steps",
+      {FaultKind::kStateDtype, "state-dtype", true, false,
+       "the migrated Adam moments land in float64: double-precision optimizer steps (CUDA only: "
+       "on the CPU, LibTorch 1.13's Adam step aborts with an internal assert in addcdiv_ when the "
+       "moments are float64 and the parameters float32)",
        "optimizer_state_off_device (dtype mismatch) from the switch on"},
       {FaultKind::kHostSync, "host-sync", false, false,
-       "a host read of the loss inside every training step, besides the recorder's marked read",
-       "host_syncs: one extra sync per step"},
+       "a host read of the loss inside every training step (loss.item() for logging), besides "
+       "the recorder's marked read",
+       "host_syncs: one extra sync per step, in steady state"},
       {FaultKind::kDeopt, "deopt", false, false,
-       "the recompiled step runs without the graph executor's optimized plan",
-       "phase 2 persistently slower, with no optimized plan built after the recompile"},
+       "the step is recompiled at the switch, and its graph executor's profiling never "
+       "completes, so phase 2 runs the profiling plan instead of an optimized one",
+       "jit_not_optimized: a profiling run at every step of phase 2, no optimized plan"},
       {FaultKind::kLeak, "leak", false, false,
+       "the step is compiled again and Adam rebuilt (state migrated) before every epoch, and "
        "every recompile keeps the previous compiled unit and optimizer alive",
        "memory_growth: resident memory grows with each recompile"},
       {FaultKind::kStateOnHost, "state-on-host", true, false,

@@ -11,6 +11,7 @@
 #include <functional>
 
 #include "detail/extra_work.h"
+#include "detail/fault_effects.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/version.h"
 #include "recompdiag/probes/monitor.h"
@@ -96,6 +97,13 @@ struct TwoPhaseTrainer::Impl {
   } fan_out;
   std::unique_ptr<Monitor> monitor;               // null with --no-monitor
   std::unique_ptr<detail::ExtraWork> extra_work;  // the extra-work fault; null when healthy
+  // Faults (faults.h): what `leak` keeps alive, and `deopt`'s hold on the profiling count.
+  std::vector<std::unique_ptr<CompiledStep>> leaked_steps;
+  std::vector<std::unique_ptr<torch::optim::Adam>> leaked_optimizers;
+  std::unique_ptr<detail::ProfilingNeverCompletes> deopt;
+  double lr_requested = 0.0;  // the lr last asked for: in effect unless lr-trap
+
+  bool has(FaultKind kind) const { return config.faults.has(kind); }
 
   /// Records an event: through the monitor when it runs (so its rules know compile reasons and
   /// phases), straight to the sinks when it does not.
@@ -114,6 +122,11 @@ struct TwoPhaseTrainer::Impl {
     losses.loss.backward();
     clip_gradients(params, config.clip_value);
     adam->step();
+    if (has(FaultKind::kHostSync)) {
+      // The fault: the loss read on the host inside the step, as logging `loss.item()` does.
+      volatile float logged = losses.loss.item<float>();
+      (void)logged;
+    }
     // The recorder's own host read: one copy of the three losses, marked so probes can tell it
     // from the training's syncs.
     RECORD_USER_SCOPE("recompdiag::recorder_read");
@@ -125,7 +138,9 @@ struct TwoPhaseTrainer::Impl {
   }
 
   void use_optimizer(std::unique_ptr<torch::optim::Adam> rebuilt, double requested_lr) {
+    if (has(FaultKind::kLeak) && adam) leaked_optimizers.push_back(std::move(adam));
     adam = std::move(rebuilt);
+    lr_requested = requested_lr;
     if (monitor) {
       monitor->set_optimizer(*adam);
       monitor->set_requested_lr(requested_lr);
@@ -139,6 +154,7 @@ struct TwoPhaseTrainer::Impl {
     spec.hidden = config.hidden;
     if (config.mode == TrainMode::kRecompile) spec.constant_loss_weights = weights;
     auto t0 = Clock::now();
+    if (has(FaultKind::kLeak) && step) leaked_steps.push_back(std::move(step));
     step = std::make_unique<CompiledStep>(spec);
     ++compiles;
     if (monitor) monitor->watch(step->unit());
@@ -152,6 +168,33 @@ struct TwoPhaseTrainer::Impl {
            {"compiles", compiles}}});
   }
 
+  /// Sets the lr in place in every param group; with `lr-trap`, on a copy of the options.
+  void change_lr(double lr) {
+    if (has(FaultKind::kLrTrap)) {
+      detail::set_lr_on_copy(*adam, lr);
+    } else {
+      set_lr(*adam, lr);
+    }
+    lr_requested = lr;
+    if (monitor) monitor->set_requested_lr(lr);
+  }
+
+  /// Rebuilds Adam, by `handoff`; with `lr-trap` the new lr goes to a copy of the old options.
+  void rebuild_optimizer(double lr, OptimizerHandoff handoff, int64_t at_step, int phase) {
+    auto rebuilt =
+        make_adam(params, has(FaultKind::kLrTrap) ? current_lr(*adam) : lr, config.adam_epsilon);
+    if (has(FaultKind::kLrTrap)) detail::set_lr_on_copy(*rebuilt, lr);
+    if (handoff == OptimizerHandoff::kMigrate) migrate_adam_state(*adam, *rebuilt, params);
+    use_optimizer(std::move(rebuilt), lr);
+    emit({EventKind::kOptimizerRebuild,
+          at_step,
+          phase,
+          handoff == OptimizerHandoff::kMigrate
+              ? "Adam rebuilt for lr " + format_lr(lr) + "; state migrated onto " + device.str()
+              : "Adam rebuilt for lr " + format_lr(lr) + " with empty state (fresh)",
+          {{"handoff", to_string(handoff)}, {"lr", lr}}});
+  }
+
   void switch_phase(size_t index, int64_t at_step) {
     const PhaseConfig& from = config.phases[index - 1];
     const PhaseConfig& to = config.phases[index];
@@ -160,22 +203,12 @@ struct TwoPhaseTrainer::Impl {
                              format_weights(from.loss_weights) + " -> " +
                              format_weights(to.loss_weights) + ", lr " + format_lr(from.lr) +
                              " -> " + format_lr(to.lr);
-    if (config.mode == TrainMode::kRecompile) {
-      // Keras bakes loss weights into the compiled function: changing them means compiling again,
-      // with an optimizer built for the new lr.
-      compile(to.loss_weights, at_step, phase, what);
-      auto rebuilt = make_adam(params, to.lr, config.adam_epsilon);
-      if (config.handoff == OptimizerHandoff::kMigrate) migrate_adam_state(*adam, *rebuilt, params);
-      use_optimizer(std::move(rebuilt), to.lr);
-      emit(
-          {EventKind::kOptimizerRebuild,
-           at_step,
-           phase,
-           config.handoff == OptimizerHandoff::kMigrate
-               ? "Adam rebuilt for lr " + format_lr(to.lr) + "; state migrated onto " + device.str()
-               : "Adam rebuilt for lr " + format_lr(to.lr) + " with empty state (fresh)",
-           {{"handoff", to_string(config.handoff)}, {"lr", to.lr}}});
-    } else {
+    const bool recompile_mode = config.mode == TrainMode::kRecompile;
+    // fresh-optimizer and deopt recompile at the switch in either mode; fresh-optimizer also
+    // rebuilds Adam, with empty state.
+    const bool fresh = has(FaultKind::kFreshOptimizer);
+    const bool recompile = recompile_mode || fresh || has(FaultKind::kDeopt);
+    if (!recompile_mode) {
       torch::NoGradGuard no_grad;
       for (size_t i = 0; i < to.loss_weights.size(); ++i) {
         loss_weights[static_cast<int64_t>(i)].fill_(to.loss_weights[i]);
@@ -185,15 +218,47 @@ struct TwoPhaseTrainer::Impl {
             phase,
             what,
             {{"from", from.loss_weights}, {"to", to.loss_weights}}});
+    }
+    if (recompile) {
+      // deopt: the new step's executor starts profiling while this is held, and never finishes.
+      if (has(FaultKind::kDeopt)) deopt = std::make_unique<detail::ProfilingNeverCompletes>();
+      // Keras bakes loss weights into the compiled function: changing them means compiling again,
+      // with an optimizer built for the new lr.
+      compile(to.loss_weights, at_step, phase,
+              recompile_mode ? what : what + " (fault: " + config.faults.to_string() + ")");
+    }
+    if (recompile_mode || fresh) {
+      OptimizerHandoff handoff = config.handoff;
+      if (has(FaultKind::kStateDtype)) handoff = OptimizerHandoff::kMigrate;
+      if (fresh) handoff = OptimizerHandoff::kFresh;
+      rebuild_optimizer(to.lr, handoff, at_step, phase);
+    } else {
       const double old_lr = current_lr(*adam);
-      set_lr(*adam, to.lr);
-      if (monitor) monitor->set_requested_lr(to.lr);
+      change_lr(to.lr);
       emit({EventKind::kLrChange,
             at_step,
             phase,
             "phase " + std::to_string(phase) + ": lr " + format_lr(old_lr) + " -> " +
                 format_lr(to.lr) + " set in place",
             {{"from", old_lr}, {"to", to.lr}, {"cause", "phase"}}});
+    }
+    // state-dtype: the carried-over moments land in float64.
+    if (has(FaultKind::kStateDtype)) detail::cast_adam_state(*adam, torch::kDouble);
+  }
+
+  /// recompile-storm and leak: before every epoch but a phase's first, the step is compiled
+  /// again, as when a value that changes every epoch (the lr) is a compile-time constant; leak
+  /// also rebuilds Adam (state migrated) and keeps every old unit and optimizer alive.
+  void start_epoch(const PhaseConfig& phase_config, int64_t at_step, int phase, int epoch) {
+    if (!has(FaultKind::kRecompileStorm) && !has(FaultKind::kLeak)) return;
+    const double lr = current_lr(*adam);
+    compile(phase_config.loss_weights, at_step, phase,
+            "epoch " + std::to_string(epoch) + " of phase " + std::to_string(phase) +
+                ": recompiled because the lr (" + format_lr(lr) +
+                ") is a compile-time constant of the step (fault: " + config.faults.to_string() +
+                ")");
+    if (has(FaultKind::kLeak)) {
+      rebuild_optimizer(lr_requested, OptimizerHandoff::kMigrate, at_step, phase);
     }
   }
 };
@@ -217,10 +282,7 @@ TwoPhaseTrainer::TwoPhaseTrainer(TrainConfig config) : impl_(std::make_unique<Im
     }
     if (kind == FaultKind::kExtraWork) {
       m.extra_work = std::make_unique<detail::ExtraWork>(c.faults.extra_work_pct);
-      continue;
     }
-    // Until each fault is injected for real, naming it must not silently give a healthy run.
-    throw InputError(std::string("--fault ") + info.name + " is not implemented yet");
   }
   if (c.threads > 0) torch::set_num_threads(c.threads);
 
@@ -232,6 +294,7 @@ TwoPhaseTrainer::TwoPhaseTrainer(TrainConfig config) : impl_(std::make_unique<Im
   m.batches = make_synthetic_batches(c, m.device);
   // Phase 1's optimizer exists from the start so the monitor can inspect it from step 0.
   m.adam = make_adam(m.params, c.phases.front().lr, c.adam_epsilon);
+  m.lr_requested = c.phases.front().lr;
   m.fan_out.sinks = &m.sinks;
   if (c.monitor) {
     MonitorOptions options;
@@ -333,7 +396,10 @@ TrainResult TwoPhaseTrainer::run() {
     int64_t step_in_phase = 0;
 
     for (int epoch = 0; epoch < phase.epochs; ++epoch) {
-      if (epoch > 0) wait_turn();
+      if (epoch > 0) {
+        wait_turn();
+        m.start_epoch(phase, global_step, phase_no, epoch);
+      }
       double epoch_loss = 0, epoch_cat = 0, epoch_bin = 0, epoch_ms = 0;
       for (int b = 0; b < c.steps_per_epoch; ++b) {
         if (m.monitor) m.monitor->begin_step(global_step);
@@ -378,8 +444,7 @@ TrainResult TwoPhaseTrainer::run() {
         std::fflush(stdout);
       }
       if (auto new_lr = plateau.on_epoch_end(epoch_loss / n, lr)) {
-        set_lr(*m.adam, *new_lr);
-        if (m.monitor) m.monitor->set_requested_lr(*new_lr);
+        m.change_lr(*new_lr);
         m.emit({EventKind::kLrChange,
                 global_step,
                 phase_no,

@@ -21,6 +21,10 @@ std::vector<Signal> rank_signals(const ProbeCounts& c, const ProbeCounts& steady
 /// signal coincides" when it has none.
 std::string stretch_sentence(const SlowStretch& s);
 
+/// `observed` over a range of `steps` steps beyond what a baseline with `baseline_total` in
+/// `baseline_steps` steps does at that many steps; never negative.
+int64_t excess(int64_t observed, int64_t baseline_total, int64_t baseline_steps, int64_t steps);
+
 /// The optimizer's name for text: the run header's `optimizer`, or "optimizer" when not given.
 std::string optimizer_name(const RunHeader& header);
 

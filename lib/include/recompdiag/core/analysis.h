@@ -62,11 +62,16 @@ struct ProbeCounts {
   int64_t new_kernels = 0;
   int64_t module_loads = 0;
   int64_t graph_instantiations = 0;
-  int64_t optimizer_resets = 0;            ///< Steps whose optimizer step counter fell.
-  int64_t optimizer_state_off_device = 0;  ///< Largest count seen on one step.
-  int64_t optimizer_state_missing = 0;     ///< Largest count seen on one step.
-  int64_t compile_events = 0;              ///< "compile" events at these steps.
-  int64_t alerts = 0;                      ///< Alerts raised at these steps.
+  int64_t optimizer_resets = 0;                ///< Steps whose optimizer step counter fell.
+  int64_t optimizer_state_off_device = 0;      ///< Largest count seen on one step.
+  int64_t optimizer_state_missing = 0;         ///< Largest count seen on one step.
+  int64_t optimizer_state_dtype_mismatch = 0;  ///< Largest count seen on one step.
+  int64_t lr_not_in_effect = 0;  ///< Steps whose effective lr is not the requested one.
+  double lr_requested = 0.0;     ///< On the last such step.
+  double lr_effective = 0.0;
+  int64_t compile_events = 0;    ///< "compile" events at these steps.
+  int64_t alerts = 0;            ///< Alerts raised at these steps.
+  int64_t slow_step_alerts = 0;  ///< Of which slow_step: no signal of their own.
 
   /// All cache misses: JIT plan builds, first-seen signatures and kernels, module loads and CUDA
   /// graph instantiations.
@@ -210,6 +215,13 @@ struct RunAnalysis {
 
 /// Analyzes one run. Never throws for a valid RunFile; a run without steps gives empty phases.
 RunAnalysis analyze_run(const RunFile& run, const AnalysisOptions& options = {});
+
+/// The signals by which phase `b` differs from the same phase of a baseline run `a` (null: no
+/// baseline), ranked strongest first with the weights slow stretches use: what a verdict on the
+/// phase names as its cause. Counters are compared at B's step count, so a longer phase does not
+/// make a signal. Deterministic in the counts: no timing enters.
+std::vector<Signal> rank_phase_signals(const PhaseAnalysis& b, const PhaseAnalysis* a,
+                                       const std::string& optimizer = "optimizer");
 
 /// Index of `phase` in analysis.phases, or nullopt.
 std::optional<size_t> find_phase(const RunAnalysis& analysis, int phase);

@@ -25,7 +25,9 @@ inline constexpr const char kCacheMissAfterWarmup[] = "cache_miss_after_warmup";
 inline constexpr const char kHostOps[] = "host_ops";
 /// Host<->device copies above the allowance while the expected device is CUDA (steady state).
 inline constexpr const char kCrossDeviceCopies[] = "cross_device_copies";
-/// Host syncs (item, nonzero, ...) other than the recorder's own (steady state, CUDA).
+/// Host syncs (item, nonzero, ...) other than the recorder's own, in steady state, on any device:
+/// on CUDA each one stalls the device queue; on the host it is a per-step read that the training
+/// step does not need.
 inline constexpr const char kHostSyncs[] = "host_syncs";
 /// Optimizer state on another device or with another dtype than its parameter.
 inline constexpr const char kOptimizerStateOffDevice[] = "optimizer_state_off_device";
@@ -37,8 +39,12 @@ inline constexpr const char kOptimizerStateReset[] = "optimizer_state_reset";
 inline constexpr const char kLrNotInEffect[] = "lr_not_in_effect";
 /// Parameters, gradients or buffers not on the expected device.
 inline constexpr const char kPlacement[] = "placement";
-/// Step wall time above `slow_step_factor` times the rolling median of recent steps.
+/// Step wall time above `slow_step_factor` times the rolling median of recent steps and beyond
+/// their spread, with no other signal at the step, for `slow_step_streak` steps in a row.
 inline constexpr const char kSlowStep[] = "slow_step";
+/// The graph executor kept profiling for `max_profiling_steps` steps in a row after warm-up: the
+/// step never got its optimized plan.
+inline constexpr const char kJitNotOptimized[] = "jit_not_optimized";
 /// A probe dropped events or CUPTI dropped activity records: counters undercount.
 inline constexpr const char kProbeDrops[] = "probe_drops";
 
@@ -55,6 +61,7 @@ inline constexpr const char* kAll[] = {kCompileAfterWarmup,
                                        kLrNotInEffect,
                                        kPlacement,
                                        kSlowStep,
+                                       kJitNotOptimized,
                                        kProbeDrops};
 }  // namespace rules
 
@@ -84,15 +91,26 @@ struct HealthOptions {
   int64_t max_syncs = 0;
   /// New dispatcher signatures tolerated per step after warm-up.
   int64_t max_new_signatures = 0;
-  /// A step is slow when wall_ms > slow_step_factor * median of the last `rolling_window` steps.
+  /// A step is slow when wall_ms > slow_step_factor * median of the last `rolling_window` steps
+  /// and wall_ms > median + slow_step_spread * robust sigma (1.4826 * MAD) of those steps: on a
+  /// noisy machine the spread, not the median alone, says what is out of the ordinary.
   double slow_step_factor = 1.5;
+  double slow_step_spread = 6.0;
+  /// A slow step is reported only when this many steps in a row are slow and none of them carries
+  /// a probe signal (JIT work, first-seen signatures, another alert): a lone spike is machine
+  /// noise, and a slow step with a signal is reported by that signal's rule.
+  int64_t slow_step_streak = 3;
+  /// Steps in a row with graph-executor profiling runs, after warm-up, before jit_not_optimized
+  /// fires (a healthy executor profiles one or two runs after each compile).
+  int64_t max_profiling_steps = 10;
   /// Steps in the rolling median window (the ring buffer's capacity). At least 1.
   int64_t rolling_window = 50;
   /// Steps the window must hold before the slow-step rule may fire.
   int64_t min_window = 10;
   /// Relative tolerance when comparing the requested and the effective lr.
   double lr_rel_tolerance = 1e-6;
-  /// An alert of one rule is not repeated within this many steps (0: alert at every step).
+  /// An alert of one rule is not repeated within this many steps (0: alert at every step). A
+  /// compile alert for a compile noted since the last one is always raised.
   int64_t repeat_after_steps = 50;
 };
 
@@ -122,7 +140,9 @@ class HealthMonitor {
 
  private:
   void raise(std::vector<Alert>& out, const char* rule, const StepRecord& step,
-             std::string evidence, const char* advice);
+             std::string evidence, const char* advice, bool repeat_ok = false);
+  void check_slow_step(std::vector<Alert>& out, const StepRecord& step, bool steady,
+                       bool has_signal);
 
   HealthOptions options_;
   bool expect_cuda_ = false;
@@ -132,6 +152,10 @@ class HealthMonitor {
   int64_t window_next_ = 0;
   std::string last_compile_reason_;
   int64_t last_compile_step_ = -1;
+  int64_t compile_alerted_for_ = -2;  // last_compile_step_ when a compile alert last fired
+  int64_t slow_streak_ = 0;           // slow steps in a row, none with a probe signal
+  int64_t slow_streak_first_ = 0;
+  int64_t profiling_streak_ = 0;                             // steps in a row with profiling runs
   std::vector<std::pair<std::string, int64_t>> last_fired_;  // rule -> step, one entry per rule
   int64_t suppressed_ = 0;
 };

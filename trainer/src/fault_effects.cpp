@@ -1,0 +1,35 @@
+#include "detail/fault_effects.h"
+
+#include <torch/csrc/jit/runtime/graph_executor.h>
+
+#include <limits>
+
+namespace recompdiag::detail {
+
+ProfilingNeverCompletes::ProfilingNeverCompletes()
+    : saved_runs_(torch::jit::getNumProfiledRuns().load()) {
+  // Far more runs than any training: the profile is never complete.
+  torch::jit::getNumProfiledRuns() = std::numeric_limits<int32_t>::max();
+}
+
+ProfilingNeverCompletes::~ProfilingNeverCompletes() {
+  torch::jit::getNumProfiledRuns() = saved_runs_;
+}
+
+void cast_adam_state(torch::optim::Adam& adam, torch::ScalarType dtype) {
+  torch::NoGradGuard no_grad;
+  for (auto& entry : adam.state()) {
+    auto& state = static_cast<torch::optim::AdamParamState&>(*entry.second);
+    state.exp_avg(state.exp_avg().to(dtype));
+    state.exp_avg_sq(state.exp_avg_sq().to(dtype));
+    if (state.max_exp_avg_sq().defined()) state.max_exp_avg_sq(state.max_exp_avg_sq().to(dtype));
+  }
+}
+
+void set_lr_on_copy(torch::optim::Adam& adam, double lr) {
+  // The mistake: a copy of the options, not a reference to the param group's.
+  auto options = static_cast<torch::optim::AdamOptions&>(adam.defaults());
+  options.lr(lr);
+}
+
+}  // namespace recompdiag::detail
