@@ -176,3 +176,17 @@ TEST_CASE("a file given twice, or an empty side, is refused") {
                  "the same file as"));
   CHECK(contains(input_error([&] { compare_run_sets(a, {}); }), "no run files for side B"));
 }
+
+TEST_CASE("a phase whose steady steps took 0 ms is bad input, not a NaN verdict") {
+  test::TempDir dir;
+  SyntheticRunOptions zero = small();
+  zero.base_ms = 0.0;
+  for (int runs_per_side : {1, 2}) {
+    CAPTURE(runs_per_side);
+    const std::string msg = input_error([&] {
+      compare_run_sets(runs(dir, "z" + std::to_string(runs_per_side), runs_per_side, zero, 1),
+                       runs(dir, "b" + std::to_string(runs_per_side), runs_per_side, small(), 5));
+    });
+    CHECK(contains(msg, "steady median step time is 0 ms"));
+  }
+}

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "detail/compare_parts.h"
+#include "recompdiag/core/error.h"
 
 namespace recompdiag::detail {
 
@@ -76,6 +77,15 @@ PhaseComparison compare_phase_timing(int phase, const SideRuns& a, const SideRun
   pc.mann_whitney =
       stats::mann_whitney_u_sorted(fa.steady_sorted_ms, fb.steady_sorted_ms, o.min_samples);
   const stats::RatioTestOptions rto = o.ratio_test();
+  for (const auto* side : {&a, &b}) {
+    for (size_t i = 0; i < side->analyses.size(); ++i) {
+      if (!(phase_of(*side, i).steady.median_ms > 0.0)) {
+        throw InputError(side->analyses[i].path + ": phase " + std::to_string(phase) +
+                         "'s steady median step time is 0 ms; a ratio of step times needs "
+                         "positive times");
+      }
+    }
+  }
   if (a.analyses.size() >= 2 || b.analyses.size() >= 2) {
     pc.unit = ReplicationUnit::kRuns;
     pc.median_a_ms = geometric_mean(pc.run_medians_a_ms);

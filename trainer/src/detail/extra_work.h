@@ -1,9 +1,9 @@
 #pragma once
 // The `extra-work=P` fault: real computation (a chain of small matrix products on the host, not a
 // sleep) inside the timed step, sized to cost about P percent of the healthy step. Private to the
-// trainer; trainer.cpp calls after_step() once per step, inside the step's timing. Plain C++ on
-// one thread, not LibTorch ops: the fault adds time, not op signatures or dispatcher events that
-// would give it away to the probes, and its cost does not depend on the intra-op thread pool.
+// trainer; trainer.cpp calls after_step() once per step, inside the step's timing. Plain C++ run
+// on LibTorch's intra-op threads (at::parallel_for), not LibTorch ops: the fault adds time, not
+// op signatures or dispatcher events that would give it away to the probes.
 
 #include <cstdint>
 #include <vector>
@@ -13,9 +13,10 @@ namespace recompdiag::detail {
 /// Calibrates itself on the run's own steps, then adds the same amount of work to every step.
 ///
 /// Steps 0-4 (compile, profiling runs) are left alone; steps 5-14 are timed without extra work
-/// and their median is the healthy step time. Then one unit of work (a 32x32 double matrix
-/// product) is timed, and steps 15-24 run round(P/100 x median / unit) units, timed in place;
-/// their median corrects the count once. From step 25 on the work is a fixed amount of
+/// and their median is the healthy step time. Then one unit of work (a 48x48 double matrix
+/// product, its rows split over the intra-op threads) is timed, and steps 15-24 run round(P/100 x median / unit) units; what those steps
+/// take over the healthy median (the work, plus the training slowed by it: the intra-op threads
+/// fall asleep during the work) corrects the count once, at most 4x either way. From step 25 on the work is a fixed amount of
 /// computation, so it slows down and speeds up with the machine as the step does: a real
 /// regression, not a fixed delay. On a CUDA model the work still runs on
 /// the host, after the step's loss read. Not thread-safe; neither copyable nor movable.
@@ -43,7 +44,7 @@ class ExtraWork {
   int64_t steps_seen_ = 0;
   int64_t units_ = 0;
   std::vector<double> healthy_ms_;
-  std::vector<double> in_step_ms_;  // the work's own time in steps 15-24
+  std::vector<double> in_step_ms_;  // steps 15-24: training plus the work
   std::vector<double> x_;           // the chain's state: each product's result feeds the next
   std::vector<double> w_;
   std::vector<double> tmp_;
