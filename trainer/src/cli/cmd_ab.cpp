@@ -33,7 +33,9 @@ void add_ab_command(CLI::App& app, CommandContext& ctx) {
   CLI::App* cmd = app.add_subcommand(
       "ab",
       "Train both modes (recompile, then mutable) with the same seed and config, compare them and "
-      "write DIR/recompile.jsonl, DIR/mutable.jsonl, DIR/report.{md,html,json}");
+      "write DIR/recompile.jsonl, DIR/mutable.jsonl, DIR/report.{md,html,json}. With --fault: "
+      "A is the healthy run, B the same seed and config with the fault (DIR/healthy.jsonl, "
+      "DIR/<fault>.jsonl)");
   add_train_flags(*cmd, state->flags);
   cmd->add_option("--out-dir", state->out_dir, "Directory for run files and reports")
       ->capture_default_str();
@@ -49,7 +51,7 @@ void add_ab_command(CLI::App& app, CommandContext& ctx) {
                   "(files DIR/recompile-1.jsonl, ...)")
       ->capture_default_str();
   add_metrics_flags(*cmd, state->metrics);
-  cmd->callback([state, &ctx] {
+  cmd->callback([state, cmd, &ctx] {
     AbCommand& s = *state;
     if (wants_fault_list(s.flags)) {
       print_fault_catalogue(std::cout);
@@ -61,6 +63,22 @@ void add_ab_command(CLI::App& app, CommandContext& ctx) {
     experiment.a.config.mode = TrainMode::kRecompile;
     experiment.b.config = experiment.a.config;
     experiment.b.config.mode = TrainMode::kMutable;
+    if (!experiment.a.config.faults.empty()) {
+      // ab --fault: A is the healthy run, B the same seed and config with the fault. Both
+      // recompile; the healthy one migrates Adam's state (the remedy) unless told otherwise.
+      experiment.b.config = experiment.a.config;
+      experiment.a.config.faults = {};
+      if (cmd->count("--optimizer-handoff") == 0) {
+        experiment.a.config.handoff = OptimizerHandoff::kMigrate;
+        experiment.b.config.handoff = OptimizerHandoff::kMigrate;
+      }
+      experiment.a.name = "healthy";
+      experiment.b.name = experiment.b.config.faults.to_string();
+      for (char& c : experiment.b.name) {
+        if (c == ',') c = '_';
+        if (c == '=') c = '-';
+      }
+    }
     experiment.out_dir = s.out_dir;
     experiment.schedule = s.sequential ? AbSchedule::kSequential : AbSchedule::kInterleaved;
     experiment.quiet = s.flags.quiet;

@@ -19,5 +19,6 @@ void add_compare_command(CLI::App& app, CommandContext& ctx);
 void add_bench_overhead_command(CLI::App& bench, CommandContext& ctx);
 void add_bench_compare_command(CLI::App& bench, CommandContext& ctx);
 void add_bench_gate_command(CLI::App& bench, CommandContext& ctx);
+void add_bench_diagnose_command(CLI::App& bench, CommandContext& ctx);
 
 }  // namespace recompdiag::cli

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   recompdiag::cli::add_bench_compare_command(*bench, ctx);
   recompdiag::cli::add_bench_overhead_command(*bench, ctx);
   recompdiag::cli::add_bench_gate_command(*bench, ctx);
+  recompdiag::cli::add_bench_diagnose_command(*bench, ctx);
 
   try {
     app.parse(argc, argv);

@@ -61,7 +61,9 @@ void add_train_flags(CLI::App& cmd, TrainFlags& f) {
       ->capture_default_str();
   cmd.add_option("--fault", f.faults,
                  "Inject faults, comma-separated (NAME or NAME=VALUE); 'list' describes each");
-  cmd.add_flag("--quiet", f.quiet, "No progress lines");
+  cmd.add_flag("--quiet", f.quiet,
+               "No progress lines, and alerts only in the run file and the summary: stderr is left "
+               "to errors");
   cmd.add_flag("--no-monitor", f.no_monitor,
                "Run without the health monitor and its probes (the baseline to time)");
 }
@@ -73,6 +75,8 @@ TrainConfig to_config(const TrainFlags& f) {
   c.faults = parse_faults(f.faults);
   c.handoff = parse_optimizer_handoff(f.handoff);
   c.monitor = !f.no_monitor;
+  // --quiet leaves stderr to errors: alerts go only to the run file and the summary.
+  if (f.quiet) c.log_alerts = false;
   std::vector<double> epochs = parse_number_list(f.epochs, "--epochs");
   std::vector<std::vector<double>> weights = parse_phase_weights(f.loss_weights, "--loss-weights");
   std::vector<double> lrs = parse_number_list(f.lr, "--lr");

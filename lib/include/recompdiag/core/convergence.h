@@ -1,0 +1,86 @@
+#pragma once
+/// \file
+/// What a run learned, next to how fast it ran: the loss just before and after each phase switch,
+/// the steps it took to get back to the pre-switch loss, and the final loss per head; and a
+/// verdict over seeded pairs of runs (A = baseline, B = candidate): no change or a regression.
+///
+/// The loss is compared as the new phase defines it: the steps before a switch are re-weighted
+/// with the new phase's loss weights (from their unweighted head losses), so a change of loss
+/// weights is not mistaken for a jump. Pure functions of run files; no LibTorch.
+///
+///     ConvergenceComparison c = compare_convergence({read_run_file("a.jsonl")},
+///                                                   {read_run_file("b.jsonl")});
+///     if (c.verdict == ConvergenceVerdict::kRegression) std::puts(c.summary.c_str());
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "recompdiag/core/run_io.h"
+
+namespace recompdiag {
+
+/// Settings of the convergence analysis.
+struct ConvergenceOptions {
+  /// Steps averaged for the loss before and after a switch, for the final loss, and the width of
+  /// the rolling mean that must get back to the pre-switch loss.
+  int64_t window = 10;
+  /// B is worse than A when its final loss is above A's by more than this fraction, or when it
+  /// needs more than `recovery_slack` x A's steps (plus one window) to recover from a switch.
+  double loss_tolerance = 0.05;
+  double recovery_slack = 1.5;
+};
+
+/// One phase switch of one run.
+struct SwitchConvergence {
+  int to_phase = 2;
+  int64_t switch_step = 0;
+  double loss_before = 0.0;  ///< Mean of the last `window` steps, under the new loss weights.
+  double loss_after = 0.0;   ///< Mean of the first `window` steps after the switch.
+  /// Steps after the switch until the rolling mean is back at loss_before; -1: never within the
+  /// phase.
+  int64_t recovery_steps = -1;
+  int64_t phase_steps = 0;  ///< Steps of the new phase.
+};
+
+/// What one run learned.
+struct RunConvergence {
+  std::vector<SwitchConvergence> switches;
+  double final_loss = 0.0;                ///< Mean weighted loss of the last `window` steps.
+  std::vector<double> final_head_losses;  ///< Mean unweighted loss per head, same steps.
+};
+
+/// Analyzes one run; a run without steps gives zeros.
+RunConvergence analyze_convergence(const RunFile& run, const ConvergenceOptions& options = {});
+
+/// Training quality of B against A.
+enum class ConvergenceVerdict { kNoChange, kRegression };
+
+/// "no change" or "regression".
+const char* to_string(ConvergenceVerdict verdict);
+
+/// B's training quality against A's over paired runs (pair i: same seed and config but for what
+/// is compared).
+struct ConvergenceComparison {
+  ConvergenceVerdict verdict = ConvergenceVerdict::kNoChange;
+  int pairs = 0;
+  int worse_pairs = 0;        ///< Pairs in which B is worse (final loss or recovery).
+  double final_loss_a = 0.0;  ///< Mean over A's runs.
+  double final_loss_b = 0.0;
+  double final_loss_change = 0.0;  ///< (b - a) / a.
+  /// Mean steps to recover from the first switch (a run that never recovers counts its phase's
+  /// length); 0 without a switch.
+  double recovery_steps_a = 0.0;
+  double recovery_steps_b = 0.0;
+  std::vector<RunConvergence> a;
+  std::vector<RunConvergence> b;
+  std::string summary;  ///< One sentence with the figures.
+};
+
+/// Compares pairs a[i], b[i] (the shorter list sets the count). Regression when B is worse in
+/// every pair: with one pair that pair decides, which is why seeded repeats are better.
+ConvergenceComparison compare_convergence(const std::vector<RunFile>& a,
+                                          const std::vector<RunFile>& b,
+                                          const ConvergenceOptions& options = {});
+
+}  // namespace recompdiag

@@ -1,0 +1,25 @@
+#!/bin/sh
+# `recompdiag bench diagnose --seeds 1` on a small config: every CPU fault against its healthy
+# twin, then the JSON must hold one entry per fault with the keys, and the healthy block.
+set -eu
+bin=$1
+dir=$2
+rm -rf "$dir"
+mkdir -p "$dir"
+"$bin" bench diagnose --epochs 4,3 --steps-per-epoch 5 --batch-size 8 --seq-len 10 --hidden 16 \
+  --threads 1 --seeds 1 --out-dir "$dir/runs" --json "$dir/diagnose.json" > "$dir/table.txt"
+cat "$dir/table.txt"
+grep -q '^correct: [0-9]* of 6$' "$dir/table.txt"
+json=$dir/diagnose.json
+for key in '"faults"' '"name"' '"correct"' '"expected"' '"top_cause"' '"alerts"' \
+  '"time_ratio"' '"convergence"' '"healthy"' '"pairs"' '"regression_verdicts"' \
+  '"alerts_per_1000_steps"'; do
+  grep -q "$key" "$json" || { echo "missing $key in $json"; exit 1; }
+done
+for fault in recompile-storm fresh-optimizer lr-trap host-sync deopt leak; do
+  grep -q "\"name\": \"$fault\"" "$json" || { echo "no entry for $fault"; exit 1; }
+done
+# The faults whose alert and cause the CPU run can show are scored correct.
+for fault in recompile-storm host-sync deopt; do
+  grep -q "^$fault  *yes " "$dir/table.txt" || { echo "$fault not diagnosed"; exit 1; }
+done

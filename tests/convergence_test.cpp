@@ -1,0 +1,65 @@
+#include "recompdiag/core/convergence.h"
+
+#include <doctest/doctest.h>
+
+using namespace recompdiag;
+
+namespace {
+
+// Phase 1: `n1` steps with weights [0.5, 0.5]; phase 2: head losses from `phase2` with [1, 0].
+RunFile make_run(int n1, const std::vector<double>& phase2_cat) {
+  RunFile run;
+  int64_t step = 0;
+  for (int i = 0; i < n1; ++i) {
+    StepRecord s;
+    s.step = step++;
+    s.phase = 1;
+    s.head_losses = {1.0, 3.0};  // loss under phase 2's weights [1, 0]: 1.0
+    s.loss_weights = {0.5, 0.5};
+    s.loss = 2.0;
+    run.steps.push_back(s);
+  }
+  for (double cat : phase2_cat) {
+    StepRecord s;
+    s.step = step++;
+    s.phase = 2;
+    s.head_losses = {cat, 3.0};
+    s.loss_weights = {1.0, 0.0};
+    s.loss = cat;
+    run.steps.push_back(s);
+  }
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("convergence: the pre-switch loss is re-weighted with the new phase's weights") {
+  ConvergenceOptions o;
+  o.window = 2;
+  // After the switch the loss jumps to 2, then falls back below 1 at the fourth step.
+  const RunConvergence c = analyze_convergence(make_run(6, {2.0, 2.0, 1.0, 0.5, 0.5, 0.5}), o);
+  REQUIRE(c.switches.size() == 1);
+  CHECK(c.switches[0].switch_step == 6);
+  CHECK(c.switches[0].loss_before == doctest::Approx(1.0));  // not 2.0, the phase 1 total
+  CHECK(c.switches[0].loss_after == doctest::Approx(2.0));
+  CHECK(c.switches[0].recovery_steps == 3);  // mean of steps 8-9: 0.75
+  CHECK(c.final_loss == doctest::Approx(0.5));
+  CHECK(c.final_head_losses == std::vector<double>{0.5, 3.0});
+}
+
+TEST_CASE("convergence: B worse in every pair is a regression; identical runs are no change") {
+  ConvergenceOptions o;
+  o.window = 2;
+  const RunFile good = make_run(6, {1.0, 0.9, 0.8, 0.7, 0.6, 0.5});
+  const RunFile bad = make_run(6, {3.0, 2.5, 2.0, 1.9, 1.8, 1.7});  // never recovers
+  const ConvergenceComparison same = compare_convergence({good, good}, {good, good}, o);
+  CHECK(same.verdict == ConvergenceVerdict::kNoChange);
+  CHECK(same.worse_pairs == 0);
+  const ConvergenceComparison worse = compare_convergence({good, good}, {bad, bad}, o);
+  CHECK(worse.verdict == ConvergenceVerdict::kRegression);
+  CHECK(worse.worse_pairs == 2);
+  CHECK(worse.recovery_steps_b == doctest::Approx(6.0));  // never: the phase's length
+  CHECK(worse.final_loss_change > 2.0);
+  // One pair of two worse: not a regression.
+  CHECK(compare_convergence({good, good}, {bad, good}, o).verdict == ConvergenceVerdict::kNoChange);
+}

@@ -1,0 +1,254 @@
+#include "recompdiag/trainer/diagnose_bench.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+#include "recompdiag/core/analysis.h"
+#include "recompdiag/core/error.h"
+#include "recompdiag/core/run_io.h"
+#include "recompdiag/trainer/ab_experiment.h"
+#include "recompdiag/trainer/faults.h"
+
+namespace recompdiag {
+
+namespace {
+
+/// What a correct diagnosis of each fault names: its alert rule, the first signal of the phase
+/// verdict, and whether its cost is training quality (a convergence regression, no time one).
+struct Expectation {
+  FaultKind kind;
+  const char* rule;
+  const char* cause;
+  bool quality_cost;
+};
+
+constexpr Expectation kExpectations[] = {
+    {FaultKind::kRecompileStorm, "compile_after_warmup", "jit_compiles", false},
+    {FaultKind::kFreshOptimizer, "optimizer_state_reset", "optimizer_reset", true},
+    {FaultKind::kLrTrap, "lr_not_in_effect", "lr_not_in_effect", true},
+    {FaultKind::kStateDtype, "optimizer_state_off_device", "optimizer_state_dtype", false},
+    {FaultKind::kHostSync, "host_syncs", "syncs", false},
+    {FaultKind::kDeopt, "jit_not_optimized", "jit_profiling_runs", false},
+    {FaultKind::kLeak, "memory_growth", "memory_growth", false},
+};
+
+const Expectation* expectation_of(FaultKind kind) {
+  for (const Expectation& e : kExpectations) {
+    if (e.kind == kind) return &e;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> default_faults() {
+  std::vector<std::string> out;
+  for (const FaultInfo& f : fault_catalogue()) {
+    if (!f.needs_cuda && !f.takes_value && expectation_of(f.kind)) out.push_back(f.name);
+  }
+  return out;
+}
+
+/// Rule -> steps at which it fired in `b` but not at the same step in `a`.
+std::map<std::string, std::vector<int64_t>> new_alerts(const RunAnalysis& a, const RunAnalysis& b) {
+  std::set<std::pair<std::string, int64_t>> in_a;
+  for (const AlertInstance& x : a.alerts) in_a.insert({x.rule, x.step});
+  std::map<std::string, std::vector<int64_t>> out;
+  for (const AlertInstance& x : b.alerts) {
+    if (!in_a.count({x.rule, x.step})) out[x.rule].push_back(x.step);
+  }
+  return out;
+}
+
+/// The strongest signal by which any phase of `b` differs from the same phase of `a`.
+Signal phase_verdict_cause(const RunAnalysis& a, const RunAnalysis& b) {
+  Signal best;
+  for (const PhaseAnalysis& pb : b.phases) {
+    const auto pa = find_phase(a, pb.phase);
+    const std::vector<Signal> signals =
+        rank_phase_signals(pb, pa ? &a.phases[*pa] : nullptr, b.header.optimizer);
+    if (!signals.empty() && signals.front().score > best.score) best = signals.front();
+  }
+  return best;
+}
+
+std::string costliest_stretch_cause(const RunAnalysis& b) {
+  const SlowStretch* worst = nullptr;
+  for (const SlowStretch& s : b.slow_stretches) {
+    if (!worst || s.extra_s > worst->extra_s) worst = &s;
+  }
+  if (!worst) return "";
+  return worst->signals.empty() ? "no probe signal coincides" : worst->signals.front().text;
+}
+
+double total_ms(const RunFile& run) {
+  double sum = 0.0;
+  for (const StepRecord& s : run.steps) sum += s.wall_ms;
+  return sum;
+}
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 1.0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/// One interleaved pair: A healthy, B `faults`, both with `seed`. Empty paths when a run failed.
+AbExperimentResult run_pair(const DiagnoseBenchOptions& o, const std::string& name,
+                            const FaultSet& faults, uint64_t seed) {
+  AbExperimentOptions ab;
+  ab.a.name = "healthy-seed" + std::to_string(seed);
+  ab.a.config = o.config;
+  ab.a.config.seed = seed;
+  ab.a.config.faults = {};
+  ab.b.name = name + "-seed" + std::to_string(seed);
+  ab.b.config = ab.a.config;
+  ab.b.config.faults = faults;
+  ab.out_dir = o.out_dir;
+  ab.quiet = o.quiet;
+  return run_ab_experiment(ab);
+}
+
+}  // namespace
+
+void DiagnoseBenchOptions::validate() const {
+  config.validate();
+  if (seeds < 1) throw InputError("--seeds must be >= 1, got " + std::to_string(seeds));
+  for (const std::string& name : faults) {
+    const FaultSet set = parse_faults(name, "--faults");
+    if (set.kinds.size() != 1 || !expectation_of(set.kinds.front()) ||
+        fault_info(set.kinds.front()).needs_cuda) {
+      throw InputError("--faults: '" + name + "' is not a CPU fault the bench can score");
+    }
+  }
+  compare.validate();
+}
+
+DiagnoseBenchResult run_diagnose_bench(const DiagnoseBenchOptions& o) {
+  o.validate();
+  DiagnoseBenchResult out;
+  const std::vector<std::string> names = o.faults.empty() ? default_faults() : o.faults;
+  std::map<std::string, int64_t> healthy_alerts;
+  for (const std::string& name : names) {
+    const FaultSet faults = parse_faults(name);
+    const Expectation& want = *expectation_of(faults.kinds.front());
+    FaultScore score;
+    score.name = name;
+    score.expected = want.rule;
+    score.expected_cause = want.cause;
+    score.alert_in_every_pair = true;
+    score.cause_in_every_pair = true;
+    std::vector<RunFile> a_runs;
+    std::vector<RunFile> b_runs;
+    std::vector<double> ratios;
+    for (int i = 0; i < o.seeds; ++i) {
+      const uint64_t seed = o.config.seed + static_cast<uint64_t>(i);
+      const AbExperimentResult pair = run_pair(o, name, faults, seed);
+      if (pair.exit_code != 0) {
+        out.exit_code = pair.exit_code;
+        return out;
+      }
+      a_runs.push_back(read_run_file(pair.a_paths.front()));
+      b_runs.push_back(read_run_file(pair.b_paths.front()));
+      const RunAnalysis a = analyze_run(a_runs.back());
+      const RunAnalysis b = analyze_run(b_runs.back());
+      const auto fired = new_alerts(a, b);
+      const Signal cause = phase_verdict_cause(a, b);
+      if (!fired.count(want.rule)) score.alert_in_every_pair = false;
+      if (cause.kind != want.cause) score.cause_in_every_pair = false;
+      if (i == 0) {
+        score.alerts = fired;
+        score.top_cause = cause.text;
+        score.top_cause_kind = cause.kind;
+        score.stretch_cause = costliest_stretch_cause(b);
+      }
+      ratios.push_back(total_ms(b_runs.back()) / std::max(total_ms(a_runs.back()), 1e-9));
+      // The healthy side of every pair is a healthy run too: its alerts count towards the rate.
+      for (const AlertInstance& x : a.alerts) ++healthy_alerts[x.rule];
+      out.healthy_steps += a.steps;
+    }
+    score.time_ratio = median_of(ratios);
+    CompareOptions compare = o.compare;
+    compare.expected_differences = {"config.faults", "config.seed", "seed"};
+    score.time_verdict = compare_run_sets(a_runs, b_runs, compare).verdict;
+    score.convergence = compare_convergence(a_runs, b_runs, o.convergence);
+    std::vector<std::string> why;
+    if (!score.alert_in_every_pair) why.push_back(want.rule + std::string(" did not fire"));
+    if (!score.cause_in_every_pair) why.push_back("top cause is not " + std::string(want.cause));
+    if (want.quality_cost) {
+      if (score.convergence.verdict != ConvergenceVerdict::kRegression)
+        why.push_back("no training-quality regression");
+      if (score.time_verdict == Verdict::kRegression) why.push_back("a time regression");
+    }
+    for (const std::string& w : why) score.why += (score.why.empty() ? "" : "; ") + w;
+    score.correct = why.empty();
+    out.faults.push_back(std::move(score));
+  }
+
+  // Healthy against healthy: same seed and config on both sides.
+  for (int i = 0; i < o.seeds; ++i) {
+    const uint64_t seed = o.config.seed + static_cast<uint64_t>(i);
+    const AbExperimentResult pair = run_pair(o, "healthy-twin", FaultSet{}, seed);
+    if (pair.exit_code != 0) {
+      out.exit_code = pair.exit_code;
+      return out;
+    }
+    const RunFile a = read_run_file(pair.a_paths.front());
+    const RunFile b = read_run_file(pair.b_paths.front());
+    ++out.healthy_pairs;
+    CompareOptions compare = o.compare;
+    const bool time_regression = compare_runs(a, b, compare).verdict == Verdict::kRegression;
+    const bool quality_regression =
+        compare_convergence({a}, {b}, o.convergence).verdict == ConvergenceVerdict::kRegression;
+    if (time_regression || quality_regression) ++out.regression_verdicts;
+    for (const RunFile* run : {&a, &b}) {
+      const RunAnalysis analysis = analyze_run(*run);
+      for (const AlertInstance& x : analysis.alerts) ++healthy_alerts[x.rule];
+      out.healthy_steps += analysis.steps;
+    }
+  }
+  for (const auto& [rule, n] : healthy_alerts) {
+    out.alerts_per_1000_steps[rule] =
+        out.healthy_steps > 0 ? 1000.0 * static_cast<double>(n) / out.healthy_steps : 0.0;
+  }
+  return out;
+}
+
+nlohmann::ordered_json diagnose_bench_json(const DiagnoseBenchResult& r) {
+  nlohmann::ordered_json faults = nlohmann::ordered_json::array();
+  for (const FaultScore& f : r.faults) {
+    nlohmann::ordered_json alerts = nlohmann::ordered_json::object();
+    for (const auto& [rule, steps] : f.alerts) alerts[rule] = steps;
+    const ConvergenceComparison& c = f.convergence;
+    faults.push_back({{"name", f.name},
+                      {"correct", f.correct},
+                      {"expected", f.expected},
+                      {"expected_cause", f.expected_cause},
+                      {"top_cause", f.top_cause},
+                      {"top_cause_kind", f.top_cause_kind},
+                      {"stretch_cause", f.stretch_cause},
+                      {"alerts", alerts},
+                      {"time_ratio", f.time_ratio},
+                      {"time_verdict", to_string(f.time_verdict)},
+                      {"convergence",
+                       {{"verdict", to_string(c.verdict)},
+                        {"pairs", c.pairs},
+                        {"worse_pairs", c.worse_pairs},
+                        {"final_loss_a", c.final_loss_a},
+                        {"final_loss_b", c.final_loss_b},
+                        {"final_loss_change", c.final_loss_change},
+                        {"recovery_steps_a", c.recovery_steps_a},
+                        {"recovery_steps_b", c.recovery_steps_b}}},
+                      {"why", f.why}});
+  }
+  nlohmann::ordered_json rates = nlohmann::ordered_json::object();
+  for (const auto& [rule, rate] : r.alerts_per_1000_steps) rates[rule] = rate;
+  return {{"faults", faults},
+          {"healthy",
+           {{"pairs", r.healthy_pairs},
+            {"regression_verdicts", r.regression_verdicts},
+            {"steps", r.healthy_steps},
+            {"alerts_per_1000_steps", rates}}}};
+}
+
+}  // namespace recompdiag
