@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <thread>
+#include <vector>
 
 #include "recompdiag/core/compare.h"
 #include "recompdiag/core/run_io.h"
@@ -125,6 +126,83 @@ TEST_CASE("a run killed with SIGKILL mid-phase keeps every completed step") {
   CHECK(f.steps.size() == static_cast<size_t>(step_lines));
   CHECK_FALSE(f.summary.has_value());
   for (size_t i = 0; i < f.steps.size(); ++i) CHECK(f.steps[i].step == static_cast<int64_t>(i));
+}
+
+namespace {
+
+// Starts `recompdiag ARGS... --out/--out-dir PATH` in a child, waits until `file` holds at least
+// `steps` step lines, sends `sig`, and returns the exit status.
+int signal_after_steps(std::vector<std::string> args, const std::string& file, int64_t steps,
+                       int sig) {
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    std::vector<char*> argv{const_cast<char*>(RECOMPDIAG_BIN)};
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(RECOMPDIAG_BIN, argv.data());
+    ::_exit(127);
+  }
+  int64_t seen = 0;
+  for (int i = 0; i < 1200 && seen < steps; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const std::string text = test::read_text(file);
+    seen = 0;
+    for (size_t pos = 0; (pos = text.find("\"type\":\"step\"", pos)) != std::string::npos; ++pos)
+      ++seen;
+  }
+  ::kill(pid, sig);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return status;
+}
+
+// The file reads, ends with a summary marked interrupted, and holds every step it counts.
+void check_interrupted_file(const std::string& path, int64_t at_least) {
+  CAPTURE(path);
+  RunFile f = read_run_file(path);
+  REQUIRE(f.summary.has_value());
+  CHECK(f.summary->status == "interrupted");
+  CHECK(static_cast<int64_t>(f.steps.size()) >= at_least);
+  CHECK(f.summary->steps == static_cast<int64_t>(f.steps.size()));
+  CHECK(f.skipped.empty());  // nothing truncated: the last step was completed and flushed
+  for (size_t i = 0; i < f.steps.size(); ++i) CHECK(f.steps[i].step == static_cast<int64_t>(i));
+}
+
+const std::vector<std::string> kLongSmall = {
+    "--epochs",  "200,100", "--steps-per-epoch", "10", "--batch-size", "4",
+    "--seq-len", "6",       "--hidden",          "8",  "--quiet",      "--threads",
+    "1"};
+
+}  // namespace
+
+TEST_CASE("SIGTERM and SIGINT stop train after its step, with a summary marked interrupted") {
+  test::TempDir dir;
+  for (int sig : {SIGTERM, SIGINT}) {
+    CAPTURE(sig);
+    const std::string out = dir.file("stopped" + std::to_string(sig) + ".jsonl");
+    std::vector<std::string> args{"train"};
+    args.insert(args.end(), kLongSmall.begin(), kLongSmall.end());
+    args.insert(args.end(), {"--out", out});
+    const int status = signal_after_steps(args, out, 30, sig);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 128 + sig);
+    check_interrupted_file(out, 30);
+  }
+}
+
+TEST_CASE("SIGTERM to ab reaches both runs, which stop with their summaries") {
+  test::TempDir dir;
+  const std::string out = dir.file("ab");
+  std::vector<std::string> args{"ab"};
+  args.insert(args.end(), kLongSmall.begin(), kLongSmall.end());
+  args.insert(args.end(), {"--out-dir", out});
+  const int status = signal_after_steps(args, out + "/mutable.jsonl", 20, SIGTERM);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 128 + SIGTERM);
+  check_interrupted_file(out + "/recompile.jsonl", 20);
+  check_interrupted_file(out + "/mutable.jsonl", 20);
+  CHECK_FALSE(std::filesystem::exists(out + "/report.md"));  // no verdict on half a run
 }
 
 TEST_CASE("ab on a small config: both runs, the reports, and the switch attributed to the JIT") {

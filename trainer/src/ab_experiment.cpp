@@ -12,8 +12,10 @@
 #include <memory>
 #include <set>
 
+#include "detail/forward_signals.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/run_io.h"
+#include "recompdiag/trainer/stop_signals.h"
 #include "recompdiag/trainer/trainer.h"
 
 namespace recompdiag {
@@ -54,13 +56,21 @@ struct RunSpec {
 /// allocator or thread-pool state inherited from another run); LibTorch is not touched in this
 /// process before the fork. With a token, the child takes turns with the other run of its pair.
 pid_t start_child(const RunSpec& run, bool quiet, TurnToken* token,
-                  const std::vector<int>& close_fds) {
+                  const std::vector<int>& close_fds, detail::ForwardSignals& forward) {
   std::fflush(nullptr);
   pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
-  if (pid > 0) return pid;
+  if (pid > 0) {
+    forward.add(pid);
+    return pid;
+  }
   for (int fd : close_fds) ::close(fd);
   ::signal(SIGPIPE, SIG_IGN);  // the other run may have finished: passing the token is moot
+  // A group of its own: a terminal's Ctrl-C reaches the parent alone, which forwards it once.
+  // Until the trainer exists a signal ends the child as usual: it has recorded no step yet.
+  ::setpgid(0, 0);
+  ::signal(SIGINT, SIG_DFL);
+  ::signal(SIGTERM, SIG_DFL);
   int code = 0;
   try {
     TwoPhaseTrainer trainer(*run.config);
@@ -70,8 +80,13 @@ pid_t start_child(const RunSpec& run, bool quiet, TurnToken* token,
     if (metrics) trainer.add_sink(*metrics);
     trainer.set_progress(!quiet);
     if (token) trainer.set_epoch_barrier([token] { token->wait(); });
+    StopOnSignals stop(trainer);
     TrainResult r = trainer.run();
     if (token) token->pass();
+    if (stop.signal() != 0) {
+      std::fflush(nullptr);
+      ::_exit(128 + stop.signal());
+    }
     if (!quiet) {
       std::printf("recompdiag: %s run: %lld steps in %.1f s of training, %lld compile(s)\n",
                   run.label.c_str(), static_cast<long long>(r.summary.steps), r.summary.elapsed_s,
@@ -89,10 +104,11 @@ pid_t start_child(const RunSpec& run, bool quiet, TurnToken* token,
 }
 
 /// Waits for a child; returns its exit code (1 when a signal ended it).
-int wait_child(pid_t pid, const std::string& label) {
+int wait_child(pid_t pid, const std::string& label, detail::ForwardSignals& forward) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  forward.remove(pid);
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   std::fprintf(stderr, "recompdiag: error: %s run was killed by signal %d\n", label.c_str(),
                WIFSIGNALED(status) ? WTERMSIG(status) : 0);
@@ -101,7 +117,8 @@ int wait_child(pid_t pid, const std::string& label) {
 
 /// Runs A and B of one pair at once, taking turns epoch by epoch; `b_first` gives B the first
 /// turn (alternated over repeats so neither side always warms the machine up).
-int run_interleaved_pair(const RunSpec& a, const RunSpec& b, bool b_first, bool quiet) {
+int run_interleaved_pair(const RunSpec& a, const RunSpec& b, bool b_first, bool quiet,
+                         detail::ForwardSignals& forward) {
   int pa[2], pb[2];  // pa: A's turn, pb: B's turn
   if (::pipe(pa) != 0) throw std::runtime_error("pipe failed");
   if (::pipe(pb) != 0) {
@@ -113,11 +130,11 @@ int run_interleaved_pair(const RunSpec& a, const RunSpec& b, bool b_first, bool 
   if (::write(b_first ? pb[1] : pa[1], &go, 1) != 1) throw std::runtime_error("pipe write failed");
   TurnToken ta{pa[0], pb[1]};
   TurnToken tb{pb[0], pa[1]};
-  pid_t ca = start_child(a, quiet, &ta, {pa[1], pb[0]});
-  pid_t cb = start_child(b, quiet, &tb, {pb[1], pa[0]});
+  pid_t ca = start_child(a, quiet, &ta, {pa[1], pb[0]}, forward);
+  pid_t cb = start_child(b, quiet, &tb, {pb[1], pa[0]}, forward);
   for (int fd : {pa[0], pa[1], pb[0], pb[1]}) ::close(fd);
-  const int code_a = wait_child(ca, a.label);
-  const int code_b = wait_child(cb, b.label);
+  const int code_a = wait_child(ca, a.label, forward);
+  const int code_b = wait_child(cb, b.label, forward);
   return code_a != 0 ? code_a : code_b;
 }
 
@@ -234,14 +251,16 @@ AbExperimentResult run_ab_experiment(const AbExperimentOptions& options) {
     return r;
   };
   const int n = options.repeats;
+  // SIGINT and SIGTERM reach the runs through here; each stops after its step with a summary.
+  detail::ForwardSignals forward;
   auto run_one = [&](const RunSpec& r) {
-    return wait_child(start_child(r, options.quiet, nullptr, {}), r.label);
+    return wait_child(start_child(r, options.quiet, nullptr, {}, forward), r.label, forward);
   };
   switch (options.schedule) {
     case AbSchedule::kInterleaved:
       for (int i = 1; i <= n && result.exit_code == 0; ++i) {
         result.exit_code = run_interleaved_pair(spec('a', i, i == n), spec('b', i, i == n),
-                                                i % 2 == 0, options.quiet);
+                                                i % 2 == 0, options.quiet, forward);
       }
       break;
     case AbSchedule::kSequential:
@@ -258,6 +277,7 @@ AbExperimentResult run_ab_experiment(const AbExperimentOptions& options) {
       }
       break;
   }
+  if (forward.signal() != 0) throw Interrupted(forward.signal(), "ab");
   return result;
 }
 

@@ -3,6 +3,7 @@
 #include <torch/version.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -78,6 +79,7 @@ struct TwoPhaseTrainer::Impl {
   bool progress = false;
   bool ran = false;
   std::function<void()> epoch_barrier;
+  std::atomic<bool> stop_requested{false};  // request_stop(), from a signal handler
 
   SeqModel model{nullptr};
   std::vector<torch::Tensor> params;
@@ -339,6 +341,8 @@ void TwoPhaseTrainer::add_sink(RecordSink& sink) { impl_->sinks.push_back(&sink)
 
 void TwoPhaseTrainer::set_progress(bool on) { impl_->progress = on && ::isatty(STDOUT_FILENO); }
 
+void TwoPhaseTrainer::request_stop() noexcept { impl_->stop_requested.store(true); }
+
 void TwoPhaseTrainer::set_epoch_barrier(std::function<void()> barrier) {
   impl_->epoch_barrier = std::move(barrier);
 }
@@ -367,7 +371,9 @@ TrainResult TwoPhaseTrainer::run() {
   StepRecord rec;
   rec.head_losses.resize(2);
 
-  for (size_t pi = 0; pi < c.phases.size(); ++pi) {
+  // Checked between steps: a stop lets the step in flight finish and be recorded.
+  auto stopping = [&] { return m.stop_requested.load(std::memory_order_relaxed); };
+  for (size_t pi = 0; pi < c.phases.size() && !stopping(); ++pi) {
     const PhaseConfig& phase = c.phases[pi];
     const int phase_no = static_cast<int>(pi + 1);
     wait_turn();  // a phase's setup (the switch: compile, rebuild) belongs to its first epoch
@@ -395,13 +401,13 @@ TrainResult TwoPhaseTrainer::run() {
     rec.loss_weights = phase.loss_weights;
     int64_t step_in_phase = 0;
 
-    for (int epoch = 0; epoch < phase.epochs; ++epoch) {
+    for (int epoch = 0; epoch < phase.epochs && !stopping(); ++epoch) {
       if (epoch > 0) {
         wait_turn();
         m.start_epoch(phase, global_step, phase_no, epoch);
       }
       double epoch_loss = 0, epoch_cat = 0, epoch_bin = 0, epoch_ms = 0;
-      for (int b = 0; b < c.steps_per_epoch; ++b) {
+      for (int b = 0; b < c.steps_per_epoch && !stopping(); ++b) {
         if (m.monitor) m.monitor->begin_step(global_step);
         const auto t0 = Clock::now();
         float host[3];
@@ -432,6 +438,7 @@ TrainResult TwoPhaseTrainer::run() {
         ++global_step;
         ++step_in_phase;
       }
+      if (stopping()) break;  // a partial epoch: no progress line, no plateau decision
       const double n = c.steps_per_epoch;
       const double lr = current_lr(*m.adam);
       if (m.progress) {
@@ -464,6 +471,7 @@ TrainResult TwoPhaseTrainer::run() {
   sum.alerts = alerts;
   sum.final_loss = rec.loss;
   sum.final_head_losses = rec.head_losses;
+  if (stopping()) sum.status = "interrupted";
   for (RecordSink* s : m.sinks) s->on_run_end(sum);
 
   result.compiles = m.compiles;

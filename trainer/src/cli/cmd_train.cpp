@@ -6,6 +6,7 @@
 #include "cli/metrics_flags.h"
 #include "cli/train_flags.h"
 #include "recompdiag/core/run_io.h"
+#include "recompdiag/trainer/stop_signals.h"
 #include "recompdiag/trainer/trainer.h"
 
 namespace recompdiag::cli {
@@ -54,7 +55,9 @@ void add_train_command(CLI::App& app, CommandContext& ctx) {
     trainer.add_sink(file);
     if (metrics) trainer.add_sink(*metrics);
     trainer.set_progress(!s.flags.quiet);
+    StopOnSignals stop(trainer);
     TrainResult result = trainer.run();
+    if (stop.signal() != 0) throw Interrupted(stop.signal(), "train (" + out + ")");
     if (!s.flags.quiet) {
       std::cout << "recompdiag: " << s.mode << " run on " << trainer.header().device_used << ": "
                 << result.summary.steps << " steps in " << result.summary.elapsed_s << " s, "

@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/version.h"
+#include "recompdiag/trainer/stop_signals.h"
 
 int main(int argc, char** argv) {
   using recompdiag::cli::CommandContext;
@@ -33,6 +34,9 @@ int main(int argc, char** argv) {
   } catch (const recompdiag::InputError& e) {
     std::cerr << "recompdiag: error: " << e.what() << "\n";
     return 2;
+  } catch (const recompdiag::Interrupted& e) {
+    std::cerr << "recompdiag: " << e.what() << "\n";
+    return e.exit_code();
   } catch (const std::exception& e) {
     // Anything else is our fault, not the input's: one line (LibTorch appends a backtrace to
     // its messages), and an exit code apart from bad input. Run files are flushed line by line,

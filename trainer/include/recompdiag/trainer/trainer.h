@@ -51,8 +51,13 @@ class TwoPhaseTrainer {
   /// The header the run will write: mode, devices, versions, config, probe availability.
   const RunHeader& header() const;
 
-  /// Trains all phases. Can be called once.
+  /// Trains all phases. Can be called once. After request_stop() it returns early: the step in
+  /// flight completes and is recorded, and the summary's status is "interrupted".
   TrainResult run();
+
+  /// Asks run() to stop after the current step. Async-signal-safe (sets a lock-free atomic
+  /// flag) and callable from any thread; StopOnSignals (stop_signals.h) calls it.
+  void request_stop() noexcept;
 
   /// For benchmarks, instead of run(): `steps` more phase-1 steps, with a monitor built from
   /// `monitor` attached for these steps only (its observer is removed again on return) or none

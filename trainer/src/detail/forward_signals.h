@@ -1,0 +1,30 @@
+#pragma once
+// The `ab` parent's side of clean stops: SIGINT and SIGTERM are forwarded to the running child
+// runs (each in its own process group, so a terminal's Ctrl-C reaches them only this way, once),
+// which stop after their current step and write their summaries.
+
+#include <sys/types.h>
+
+namespace recompdiag::detail {
+
+/// While alive, SIGINT and SIGTERM are recorded and sent on to the registered children. One per
+/// process at a time. Neither copyable nor movable.
+class ForwardSignals {
+ public:
+  ForwardSignals();
+  ~ForwardSignals();
+  ForwardSignals(const ForwardSignals&) = delete;
+  ForwardSignals& operator=(const ForwardSignals&) = delete;
+
+  /// Registers a started child (at most kMaxChildren at once); a signal already received is sent
+  /// to it at once.
+  void add(pid_t child);
+  /// Unregisters a child that was waited for.
+  void remove(pid_t child);
+  /// The first signal received, or 0.
+  int signal() const;
+
+  static constexpr int kMaxChildren = 8;
+};
+
+}  // namespace recompdiag::detail

@@ -1,0 +1,111 @@
+#include "recompdiag/trainer/stop_signals.h"
+
+#include <signal.h>
+
+#include <atomic>
+
+#include "detail/forward_signals.h"
+
+namespace recompdiag {
+
+namespace {
+
+// Handlers may touch only lock-free atomics and async-signal-safe calls.
+std::atomic<TwoPhaseTrainer*> g_trainer{nullptr};
+std::atomic<int> g_stop_signal{0};
+static_assert(std::atomic<TwoPhaseTrainer*>::is_always_lock_free);
+static_assert(std::atomic<int>::is_always_lock_free);
+
+void on_stop_signal(int sig) {
+  int expected = 0;
+  if (!g_stop_signal.compare_exchange_strong(expected, sig)) {
+    // Second signal: the user will not wait. Die of it, as without a handler.
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+    return;
+  }
+  if (TwoPhaseTrainer* t = g_trainer.load()) t->request_stop();
+}
+
+void install(void (*handler)(int), struct sigaction* old_int, struct sigaction* old_term) {
+  struct sigaction sa {};
+  sa.sa_handler = handler;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;  // a blocked write or read resumes; the flag is checked between steps
+  ::sigaction(SIGINT, &sa, old_int);
+  ::sigaction(SIGTERM, &sa, old_term);
+}
+
+std::atomic<pid_t> g_children[detail::ForwardSignals::kMaxChildren];
+std::atomic<int> g_forward_signal{0};
+struct sigaction g_forward_old_int {};
+struct sigaction g_forward_old_term {};
+
+void on_forward_signal(int sig) {
+  int expected = 0;
+  g_forward_signal.compare_exchange_strong(expected, sig);
+  for (auto& child : g_children) {
+    const pid_t pid = child.load();
+    if (pid > 0) ::kill(pid, sig);
+  }
+}
+
+}  // namespace
+
+StopOnSignals::StopOnSignals(TwoPhaseTrainer& trainer) {
+  g_stop_signal = 0;
+  g_trainer = &trainer;
+  install(on_stop_signal, &old_int_, &old_term_);
+}
+
+StopOnSignals::~StopOnSignals() {
+  ::sigaction(SIGINT, &old_int_, nullptr);
+  ::sigaction(SIGTERM, &old_term_, nullptr);
+  g_trainer = nullptr;
+}
+
+int StopOnSignals::signal() const { return g_stop_signal.load(); }
+
+Interrupted::Interrupted(int signal, const std::string& what)
+    : std::runtime_error(what + " interrupted by " +
+                         (signal == SIGINT    ? std::string("SIGINT")
+                          : signal == SIGTERM ? std::string("SIGTERM")
+                                              : "signal " + std::to_string(signal)) +
+                         "; every completed step is in the run file, with a summary marked "
+                         "interrupted"),
+      signal_(signal) {}
+
+namespace detail {
+
+ForwardSignals::ForwardSignals() {
+  g_forward_signal = 0;
+  for (auto& child : g_children) child = 0;
+  install(on_forward_signal, &g_forward_old_int, &g_forward_old_term);
+}
+
+ForwardSignals::~ForwardSignals() {
+  ::sigaction(SIGINT, &g_forward_old_int, nullptr);
+  ::sigaction(SIGTERM, &g_forward_old_term, nullptr);
+  for (auto& child : g_children) child = 0;
+}
+
+void ForwardSignals::add(pid_t child) {
+  for (auto& slot : g_children) {
+    pid_t empty = 0;
+    if (slot.compare_exchange_strong(empty, child)) break;
+  }
+  if (const int sig = g_forward_signal.load()) ::kill(child, sig);
+}
+
+void ForwardSignals::remove(pid_t child) {
+  for (auto& slot : g_children) {
+    pid_t mine = child;
+    slot.compare_exchange_strong(mine, 0);
+  }
+}
+
+int ForwardSignals::signal() const { return g_forward_signal.load(); }
+
+}  // namespace detail
+
+}  // namespace recompdiag
