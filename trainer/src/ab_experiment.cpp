@@ -287,7 +287,10 @@ int run_in_child(const TrainConfig& config, const std::string& path, const std::
   run.config = &config;
   run.path = path;
   run.label = label;
-  return wait_child(start_child(run, quiet, nullptr, {}), label);
+  detail::ForwardSignals forward;
+  const int code = wait_child(start_child(run, quiet, nullptr, {}, forward), label, forward);
+  if (forward.signal() != 0) throw Interrupted(forward.signal(), label);
+  return code;
 }
 
 }  // namespace recompdiag
