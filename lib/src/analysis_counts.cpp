@@ -24,6 +24,7 @@ double quantile_select(std::vector<double>& v, double q) {
 
 void add_step(ProbeCounts& c, const StepRecord& s) {
   ++c.steps;
+  c.sections.add(s);
   if (s.jit) {
     c.has_jit = true;
     c.jit_compiles += s.jit->compiles;

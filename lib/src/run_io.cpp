@@ -14,8 +14,8 @@
 #include <limits>
 #include <string_view>
 
-#include "detail/record_fields.h"
 #include "recompdiag/core/error.h"
+#include "recompdiag/core/record_fields.h"
 
 namespace recompdiag {
 
@@ -85,13 +85,12 @@ void append_array(std::string& out, const std::vector<double>& values) {
   out += ']';
 }
 
-template <class S, size_t N>
-void append_section(std::string& out, const char* key, const S& s,
-                    const detail::Field<S> (&fields)[N]) {
-  append_key(out, key);
+template <class S>
+void append_section(std::string& out, const Section<S>& section, const S& s) {
+  append_key(out, section.name);
   out += '{';
   bool first = true;
-  for (const auto& f : fields) {
+  for (const Field<S>& f : section) {
     if (!first) out += ',';
     first = false;
     out += '"';
@@ -172,13 +171,9 @@ void append_json(std::string& out, const StepRecord& s) {
   append_array(out, s.loss_weights);
   append_key(out, "lr");
   append_number(out, s.lr);
-  if (s.dispatch) append_section(out, sections::kDispatch, *s.dispatch, detail::kDispatchFields);
-  if (s.jit) append_section(out, sections::kJit, *s.jit, detail::kJitFields);
-  if (s.optimizer)
-    append_section(out, sections::kOptimizer, *s.optimizer, detail::kOptimizerFields);
-  if (s.placement)
-    append_section(out, sections::kPlacement, *s.placement, detail::kPlacementFields);
-  if (s.cupti) append_section(out, sections::kCupti, *s.cupti, detail::kCuptiFields);
+  for_each_section([&](const auto& section) {
+    if (const auto& present = s.*section.record) append_section(out, section, *present);
+  });
   if (!s.alerts.empty()) {
     append_key(out, "alerts");
     out += '[';
@@ -340,9 +335,11 @@ std::vector<double> get_doubles(const element& e) {
   return out;
 }
 
-template <class S, size_t N>
-S read_section(const object& obj, const detail::Field<S> (&fields)[N]) {
+template <class S>
+S read_section(const object& obj, const Section<S>& section) {
   S s{};
+  const Field<S>* fields = section.fields;
+  const size_t N = section.size;
   size_t cursor = 0;
   for (auto field : obj) {
     // Named locals, not a structured binding: C++17 lambdas cannot capture those (clang refuses).
@@ -373,6 +370,17 @@ S read_section(const object& obj, const detail::Field<S> (&fields)[N]) {
     }
   }
   return s;
+}
+
+// Reads `value` into the section of `step` named `key`; false when no section has that name.
+bool read_any_section(std::string_view key, const element& value, StepRecord& step) {
+  bool found = false;
+  for_each_section([&](const auto& section) {
+    if (found || key != section.name) return;
+    step.*section.record = read_section(value.get_object().value(), section);
+    found = true;
+  });
+  return found;
 }
 
 std::string to_std(std::string_view v) { return std::string(v.data(), v.size()); }
@@ -407,18 +415,10 @@ StepRecord read_step(const object& obj) {
       s.loss_weights = get_doubles(value);
     else if (key == "lr")
       s.lr = get_double(value);
-    else if (key == sections::kDispatch)
-      s.dispatch = read_section(value.get_object().value(), detail::kDispatchFields);
-    else if (key == sections::kJit)
-      s.jit = read_section(value.get_object().value(), detail::kJitFields);
-    else if (key == sections::kOptimizer)
-      s.optimizer = read_section(value.get_object().value(), detail::kOptimizerFields);
-    else if (key == sections::kPlacement)
-      s.placement = read_section(value.get_object().value(), detail::kPlacementFields);
-    else if (key == sections::kCupti)
-      s.cupti = read_section(value.get_object().value(), detail::kCuptiFields);
     else if (key == "alerts") {
       for (element a : value.get_array()) s.alerts.push_back(to_std(a.get_string().value()));
+    } else {
+      read_any_section(key, value, s);  // a probe section, or an unknown key (ignored)
     }
   }
   if (!has_wall) throw LineError("step " + std::to_string(s.step) + " has no wall_ms");

@@ -31,6 +31,23 @@ json times_json(const StepTimeSummary& s) {
           {"total_s", num(s.total_s)}};
 }
 
+// Per probe section: the steps that had it, and each field's sum and maximum over them, in table
+// order. Sections no step had are left out.
+json sections_json(const SectionTotals& totals) {
+  json out = json::object();
+  for (const SectionTotal& section : totals.sections()) {
+    if (section.steps == 0) continue;
+    json sum = json::object();
+    json max = json::object();
+    for (const FieldTotal& f : section.fields) {
+      sum[f.name] = num(f.sum);
+      max[f.name] = num(f.max);
+    }
+    out[section.name] = {{"steps", section.steps}, {"sum", sum}, {"max", max}};
+  }
+  return out;
+}
+
 json counts_json(const ProbeCounts& c) {
   return {{"steps", c.steps},
           {"has_jit", c.has_jit},
@@ -53,7 +70,8 @@ json counts_json(const ProbeCounts& c) {
           {"optimizer_state_off_device", c.optimizer_state_off_device},
           {"optimizer_state_missing", c.optimizer_state_missing},
           {"compile_events", c.compile_events},
-          {"alerts", c.alerts}};
+          {"alerts", c.alerts},
+          {"sections", sections_json(c.sections)}};
 }
 
 json run_json(const RunAnalysis& r) {

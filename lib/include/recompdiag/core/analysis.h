@@ -13,6 +13,7 @@
 
 #include "recompdiag/core/record.h"
 #include "recompdiag/core/run_io.h"
+#include "recompdiag/core/section_totals.h"
 
 namespace recompdiag {
 
@@ -47,6 +48,9 @@ struct AnalysisOptions {
 /// present on any of those steps: absent means "not measured", never zero.
 struct ProbeCounts {
   int64_t steps = 0;
+  /// Every probe-section field's total over these steps, from the field tables: what the JSON
+  /// report writes per section, so that a new counter appears there without code.
+  SectionTotals sections;
   bool has_jit = false;
   bool has_dispatch = false;
   bool has_cupti = false;
