@@ -24,26 +24,7 @@ class CuptiActivityProbe final : public CuptiProbe {
     // step.
     if (api_) api_->flush_and_take();
   }
-  CuptiStats end_step() override {
-    CuptiStats out;
-    if (!api_) return out;
-    const detail::CuptiCounts c = api_->flush_and_take();
-    out.kernels = c.kernels;
-    out.new_kernels = c.new_kernels;
-    out.module_loads = c.module_loads;
-    out.graph_instantiations = c.graph_instantiations;
-    out.memcpy_h2d = c.memcpy_h2d;
-    out.memcpy_d2h = c.memcpy_d2h;
-    out.memcpy_d2d = c.memcpy_d2d;
-    out.bytes_h2d = c.bytes_h2d;
-    out.bytes_d2h = c.bytes_d2h;
-    out.bytes_d2d = c.bytes_d2d;
-    out.memsets = c.memsets;
-    out.syncs = c.syncs;
-    out.kernel_ms = static_cast<double>(c.kernel_ns) / 1e6;
-    out.dropped = c.dropped;
-    return out;
-  }
+  CuptiStats end_step() override { return api_ ? api_->flush_and_take() : CuptiStats{}; }
 
  private:
   Availability availability_;

@@ -13,16 +13,14 @@
 #include <cstring>
 #include <unordered_set>
 
+#include "detail/section_counters.h"
 #include "detail/signature_table.h"
 
 namespace recompdiag::probes {
 
 struct DispatcherProbe::State {
   explicit State(size_t signature_capacity) : signatures(signature_capacity) {}
-  std::atomic<int64_t> ops{0}, ops_cpu{0}, ops_cuda{0}, host_ops{0};
-  std::atomic<int64_t> copies_h2d{0}, copies_d2h{0}, copies_d2d{0};
-  std::atomic<int64_t> bytes_h2d{0}, bytes_d2h{0}, bytes_d2d{0};
-  std::atomic<int64_t> syncs{0}, recorder_syncs{0}, new_signatures{0}, dropped{0};
+  detail::SectionCounters<DispatchStats, kDispatchSection> counters;
   detail::SignatureTable signatures;
   bool expect_cuda = false;
   bool hash_signatures = true;
@@ -143,14 +141,14 @@ void count_copy(State& s, c10::ArrayRef<const c10::IValue> inputs) {
   const bool src_host = src.device().is_cpu();
   const bool dst_host = dst.device().is_cpu();
   if (src_host && !dst_host) {
-    s.copies_h2d.fetch_add(1, std::memory_order_relaxed);
-    s.bytes_h2d.fetch_add(bytes, std::memory_order_relaxed);
+    s.counters.add<&DispatchStats::copies_h2d>(1);
+    s.counters.add<&DispatchStats::bytes_h2d>(bytes);
   } else if (!src_host && dst_host) {
-    s.copies_d2h.fetch_add(1, std::memory_order_relaxed);
-    s.bytes_d2h.fetch_add(bytes, std::memory_order_relaxed);
+    s.counters.add<&DispatchStats::copies_d2h>(1);
+    s.counters.add<&DispatchStats::bytes_d2h>(bytes);
   } else if (!src_host && !dst_host) {
-    s.copies_d2d.fetch_add(1, std::memory_order_relaxed);
-    s.bytes_d2d.fetch_add(bytes, std::memory_order_relaxed);
+    s.counters.add<&DispatchStats::copies_d2d>(1);
+    s.counters.add<&DispatchStats::bytes_d2d>(bytes);
   }
 }
 
@@ -172,24 +170,28 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     const auto inputs = fn.inputs();
     if (cls == OpClass::kCopy) count_copy(*s, inputs);
     if (outer_sync) {
-      (t_recorder_depth > 0 ? s->recorder_syncs : s->syncs).fetch_add(1, std::memory_order_relaxed);
+      if (t_recorder_depth > 0) {
+        s->counters.add<&DispatchStats::recorder_syncs>(1);
+      } else {
+        s->counters.add<&DispatchStats::syncs>(1);
+      }
     }
     if (!outermost) return nullptr;
-    s->ops.fetch_add(1, std::memory_order_relaxed);
+    s->counters.add<&DispatchStats::ops>(1);
     const c10::Device device = op_device(inputs);
     if (device.is_cpu()) {
-      s->ops_cpu.fetch_add(1, std::memory_order_relaxed);
-      if (s->expect_cuda) s->host_ops.fetch_add(1, std::memory_order_relaxed);
+      s->counters.add<&DispatchStats::ops_cpu>(1);
+      if (s->expect_cuda) s->counters.add<&DispatchStats::host_ops>(1);
     } else if (device.is_cuda()) {
-      s->ops_cuda.fetch_add(1, std::memory_order_relaxed);
+      s->counters.add<&DispatchStats::ops_cuda>(1);
     }
     if (s->hash_signatures) {
       switch (s->signatures.insert(signature_of(name, inputs))) {
         case detail::InsertResult::kNew:
-          s->new_signatures.fetch_add(1, std::memory_order_relaxed);
+          s->counters.add<&DispatchStats::new_signatures>(1);
           break;
         case detail::InsertResult::kDropped:
-          s->dropped.fetch_add(1, std::memory_order_relaxed);
+          s->counters.add<&DispatchStats::dropped>(1);
           break;
         case detail::InsertResult::kSeen:
           break;
@@ -198,7 +200,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   } catch (...) {
     // An input we cannot read (an exotic tensor type): count it, never throw
     // into the op.
-    s->dropped.fetch_add(1, std::memory_order_relaxed);
+    s->counters.add<&DispatchStats::dropped>(1);
   }
   return nullptr;
 }
@@ -214,10 +216,6 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* /*unused*/) {
   if (cls == OpClass::kTransparent) return;
   if (t_op_depth > 0) --t_op_depth;
   if (cls == OpClass::kSync && t_sync_depth > 0) --t_sync_depth;
-}
-
-int64_t take(std::atomic<int64_t>& counter) {
-  return counter.exchange(0, std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -254,12 +252,7 @@ DispatcherProbe::~DispatcherProbe() {
 
 void DispatcherProbe::begin_step(int64_t step, bool force_sample) {
   if (!availability_.available) return;
-  State& s = *state_;
-  for (auto* c : {&s.ops, &s.ops_cpu, &s.ops_cuda, &s.host_ops, &s.copies_h2d, &s.copies_d2h,
-                  &s.copies_d2d, &s.bytes_h2d, &s.bytes_d2h, &s.bytes_d2d, &s.syncs,
-                  &s.recorder_syncs, &s.new_signatures, &s.dropped}) {
-    c->store(0, std::memory_order_relaxed);
-  }
+  state_->counters.reset();
   in_step_ = true;
   sampled_ = force_sample || step % options_.sample_every == 0;
   if (sampled_) at::reenableCallback(handle_);
@@ -274,21 +267,7 @@ DispatchStats DispatcherProbe::end_step() {
   if (sampled_) at::disableCallback(handle_);
   in_step_ = false;
   out.sampled = sampled_;
-  State& s = *state_;
-  out.ops = take(s.ops);
-  out.ops_cpu = take(s.ops_cpu);
-  out.ops_cuda = take(s.ops_cuda);
-  out.host_ops = take(s.host_ops);
-  out.copies_h2d = take(s.copies_h2d);
-  out.copies_d2h = take(s.copies_d2h);
-  out.copies_d2d = take(s.copies_d2d);
-  out.bytes_h2d = take(s.bytes_h2d);
-  out.bytes_d2h = take(s.bytes_d2h);
-  out.bytes_d2d = take(s.bytes_d2d);
-  out.syncs = take(s.syncs);
-  out.recorder_syncs = take(s.recorder_syncs);
-  out.new_signatures = take(s.new_signatures);
-  out.dropped = take(s.dropped);
+  state_->counters.take(out);
   return out;
 }
 

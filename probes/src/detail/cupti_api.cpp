@@ -9,6 +9,8 @@
 #include <cstring>
 #include <vector>
 
+#include "detail/cupti_activity.h"
+#include "detail/section_counters.h"
 #include "detail/signature_table.h"
 
 namespace recompdiag::probes::detail {
@@ -46,10 +48,7 @@ struct CuptiApi::State {
   ~State() {
     for (uint8_t* b : buffers) std::free(b);
   }
-  std::atomic<int64_t> kernels{0}, new_kernels{0}, module_loads{0}, graph_instantiations{0};
-  std::atomic<int64_t> memcpy_h2d{0}, memcpy_d2h{0}, memcpy_d2d{0};
-  std::atomic<int64_t> bytes_h2d{0}, bytes_d2h{0}, bytes_d2d{0};
-  std::atomic<int64_t> memsets{0}, syncs{0}, kernel_ns{0}, dropped{0};
+  SectionCounters<CuptiStats, kCuptiSection> counters;
   SignatureTable kernel_names;
   std::vector<uint8_t*> buffers;  // fixed pool, allocated once
   size_t buffer_bytes = 0;
@@ -84,67 +83,50 @@ void CUPTIAPI on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_re
   // cuptiActivityGetNumDroppedRecords reports.
 }
 
-void count_record(CuptiApi::State& s, const CUpti_Activity* record) {
+// The SDK's record as an Activity for interpret(); false for kinds the probe does not count.
+bool to_activity(const CUpti_Activity* record, Activity& out) {
   switch (record->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       auto* k = reinterpret_cast<const KernelRecord*>(record);
-      s.kernels.fetch_add(1, std::memory_order_relaxed);
-      if (k->end > k->start) {
-        s.kernel_ns.fetch_add(static_cast<int64_t>(k->end - k->start), std::memory_order_relaxed);
-      }
-      if (k->name != nullptr) {
-        Fnv1a h;
-        h.add_string(k->name);
-        switch (s.kernel_names.insert(h.value())) {
-          case InsertResult::kNew:
-            s.new_kernels.fetch_add(1, std::memory_order_relaxed);
-            break;
-          case InsertResult::kDropped:
-            s.dropped.fetch_add(1, std::memory_order_relaxed);
-            break;
-          case InsertResult::kSeen:
-            break;
-        }
-      }
-      break;
+      out.kind = Activity::Kind::kKernel;
+      out.name = k->name;
+      out.start_ns = k->start;
+      out.end_ns = k->end;
+      return true;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       auto* m = reinterpret_cast<const MemcpyRecord*>(record);
-      const auto bytes = static_cast<int64_t>(m->bytes);
+      out.kind = Activity::Kind::kMemcpy;
+      out.bytes = static_cast<int64_t>(m->bytes);
       switch (m->copyKind) {
         case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
-          s.memcpy_h2d.fetch_add(1, std::memory_order_relaxed);
-          s.bytes_h2d.fetch_add(bytes, std::memory_order_relaxed);
+          out.direction = Activity::Direction::kHostToDevice;
           break;
         case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
-          s.memcpy_d2h.fetch_add(1, std::memory_order_relaxed);
-          s.bytes_d2h.fetch_add(bytes, std::memory_order_relaxed);
+          out.direction = Activity::Direction::kDeviceToHost;
           break;
         case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
         case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
-          s.memcpy_d2d.fetch_add(1, std::memory_order_relaxed);
-          s.bytes_d2d.fetch_add(bytes, std::memory_order_relaxed);
+          out.direction = Activity::Direction::kDeviceToDevice;
           break;
         default:
+          out.direction = Activity::Direction::kOther;
           break;
       }
-      break;
+      return true;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET:
-      s.memsets.fetch_add(1, std::memory_order_relaxed);
-      break;
+      out.kind = Activity::Kind::kMemset;
+      return true;
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
       auto* y = reinterpret_cast<const SyncRecord*>(record);
-      // A stream waiting on an event is a device-side wait, not the host
-      // blocking.
-      if (y->type != CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT) {
-        s.syncs.fetch_add(1, std::memory_order_relaxed);
-      }
-      break;
+      out.kind = Activity::Kind::kSync;
+      out.device_side = y->type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT;
+      return true;
     }
     default:
-      break;
+      return false;
   }
 }
 
@@ -152,14 +134,21 @@ void CUPTIAPI on_buffer_completed(CUcontext context, uint32_t stream_id, uint8_t
                                   size_t /*size*/, size_t valid_size) {
   CuptiApi::State* s = g_cupti.load(std::memory_order_acquire);
   if (s == nullptr || buffer == nullptr) return;
+  // Interpret the whole buffer into a local delta, then publish it at once.
+  CuptiStats delta;
   CUpti_Activity* record = nullptr;
   while (cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
-    count_record(*s, record);
+    Activity activity;
+    if (to_activity(record, activity)) interpret(activity, s->kernel_names, delta);
   }
   size_t dropped = 0;
   if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS) {
-    s->dropped.fetch_add(static_cast<int64_t>(dropped), std::memory_order_relaxed);
+    Activity drops;
+    drops.kind = Activity::Kind::kDropped;
+    drops.count = static_cast<int64_t>(dropped);
+    interpret(drops, s->kernel_names, delta);
   }
+  s->counters.add(delta);
   for (size_t i = 0; i < s->buffers.size(); ++i) {
     if (s->buffers[i] == buffer) {
       s->in_use.fetch_and(~(uint64_t{1} << i), std::memory_order_acq_rel);
@@ -172,11 +161,17 @@ void CUPTIAPI on_callback(void* userdata, CUpti_CallbackDomain domain, CUpti_Cal
                           const void* /*data*/) {
   auto* s = static_cast<CuptiApi::State*>(userdata);
   if (s == nullptr || domain != CUPTI_CB_DOMAIN_RESOURCE) return;
+  Activity activity;
   if (id == CUPTI_CBID_RESOURCE_MODULE_LOADED) {
-    s->module_loads.fetch_add(1, std::memory_order_relaxed);
+    activity.kind = Activity::Kind::kModuleLoad;
   } else if (id == CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED) {
-    s->graph_instantiations.fetch_add(1, std::memory_order_relaxed);
+    activity.kind = Activity::Kind::kGraphInstantiation;
+  } else {
+    return;
   }
+  CuptiStats delta;
+  interpret(activity, s->kernel_names, delta);
+  s->counters.add(delta);
 }
 
 Availability check_driver() {
@@ -282,25 +277,10 @@ CuptiApi::~CuptiApi() {
   // in the forced flush.
 }
 
-CuptiCounts CuptiApi::flush_and_take() {
+CuptiStats CuptiApi::flush_and_take() {
   cuptiActivityFlushAll(0);
-  State& s = *state_;
-  auto take = [](std::atomic<int64_t>& c) { return c.exchange(0, std::memory_order_relaxed); };
-  CuptiCounts out;
-  out.kernels = take(s.kernels);
-  out.new_kernels = take(s.new_kernels);
-  out.module_loads = take(s.module_loads);
-  out.graph_instantiations = take(s.graph_instantiations);
-  out.memcpy_h2d = take(s.memcpy_h2d);
-  out.memcpy_d2h = take(s.memcpy_d2h);
-  out.memcpy_d2d = take(s.memcpy_d2d);
-  out.bytes_h2d = take(s.bytes_h2d);
-  out.bytes_d2h = take(s.bytes_d2h);
-  out.bytes_d2d = take(s.bytes_d2d);
-  out.memsets = take(s.memsets);
-  out.syncs = take(s.syncs);
-  out.kernel_ns = take(s.kernel_ns);
-  out.dropped = take(s.dropped);
+  CuptiStats out;
+  state_->counters.take(out);
   return out;
 }
 

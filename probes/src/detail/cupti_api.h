@@ -11,14 +11,6 @@
 
 namespace recompdiag::probes::detail {
 
-/// Counters CUPTI's threads accumulate between two `take` calls.
-struct CuptiCounts {
-  int64_t kernels = 0, new_kernels = 0, module_loads = 0, graph_instantiations = 0;
-  int64_t memcpy_h2d = 0, memcpy_d2h = 0, memcpy_d2d = 0;
-  int64_t bytes_h2d = 0, bytes_d2h = 0, bytes_d2d = 0;
-  int64_t memsets = 0, syncs = 0, kernel_ns = 0, dropped = 0;
-};
-
 class CuptiApi {
  public:
   /// Whether a CUDA driver and at least one device are present, else why not.
@@ -38,9 +30,9 @@ class CuptiApi {
   CuptiApi(CuptiApi&&) = delete;
   CuptiApi& operator=(CuptiApi&&) = delete;
 
-  /// Flushes completed activity buffers (cuptiActivityFlushAll) and returns and
-  /// clears counters.
-  CuptiCounts flush_and_take();
+  /// Flushes completed activity buffers (cuptiActivityFlushAll) and returns and clears what they
+  /// and the resource callbacks counted since the last call.
+  CuptiStats flush_and_take();
 
   struct State;
 
