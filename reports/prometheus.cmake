@@ -4,7 +4,8 @@
 # #if; the exporter itself is in the source list only when prometheus-cpp was found, otherwise the
 # factory refuses --metrics-addr/--pushgateway with an InputError. No LibTorch here.
 if(RECOMPDIAG_HAVE_PROMETHEUS)
-  set(recompdiag_prometheus_impl src/prometheus_exporter.cpp)
+  set(recompdiag_prometheus_impl src/prometheus_exporter.cpp src/detail/pull_endpoint.cpp
+    src/detail/pushgateway.cpp)
 else()
   set(recompdiag_prometheus_impl src/prometheus_exporter_off.cpp)
 endif()
@@ -12,9 +13,9 @@ add_library(recompdiag_prometheus src/metrics_options.cpp ${recompdiag_prometheu
 add_library(recompdiag::prometheus ALIAS recompdiag_prometheus)
 set_target_properties(recompdiag_prometheus PROPERTIES
   EXPORT_NAME prometheus POSITION_INDEPENDENT_CODE ON)
-target_include_directories(recompdiag_prometheus PUBLIC
-  $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
-  $<INSTALL_INTERFACE:include>)
+target_include_directories(recompdiag_prometheus
+  PUBLIC $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:include>
+  PRIVATE src)
 target_link_libraries(recompdiag_prometheus
   PUBLIC recompdiag::core
   PRIVATE Threads::Threads $<BUILD_INTERFACE:recompdiag_warnings>)

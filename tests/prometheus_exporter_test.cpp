@@ -14,6 +14,7 @@
 #include "metrics_records.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/health.h"
+#include "recompdiag/core/record_fields.h"
 
 namespace recompdiag {
 namespace {
@@ -157,6 +158,41 @@ TEST_CASE("a fresh run serves every rule's alert counter at 0") {
   s = parse_samples(exporter.exposition());
   CHECK(value(s, "recompdiag_alerts_total", {{"rule", rules::kSlowStep}}) == 1);
   CHECK(value(s, "recompdiag_alerts_total", {{"rule", rules::kHostOps}}) == 0);
+}
+
+TEST_CASE("every section field with a metric is served from the start, from the field tables") {
+  MetricsOptions o;
+  PrometheusExporter exporter(o);  // no endpoint: exposition() only
+  exporter.on_run_start(test::synthetic_header("mutable", "t"));
+  const auto s = parse_samples(exporter.exposition());
+  int served = 0;
+  for_each_section([&](const auto& section) {
+    for (const auto& f : section) {
+      if (f.metric.kind == MetricKind::kNone) continue;
+      CAPTURE(f.name);
+      CAPTURE(f.metric.family);
+      std::vector<std::pair<std::string, std::string>> labels;
+      if (f.metric.label != nullptr) labels.emplace_back(f.metric.label, f.metric.value);
+      CHECK(value(s, f.metric.family, labels) == 0);
+      ++served;
+    }
+  });
+  CHECK(served >= 30);
+}
+
+TEST_CASE("a counter field feeds its series in base units") {
+  MetricsOptions o;
+  PrometheusExporter exporter(o);
+  exporter.on_run_start(test::synthetic_header("mutable", "t"));
+  StepRecord step = test::synthetic_step(0, 1, "mutable", 2.0);
+  step.cupti = CuptiStats{};
+  step.cupti->kernel_ms = 250.0;
+  step.cupti->module_loads = 3;
+  exporter.on_step(step);
+  exporter.on_step(step);
+  const auto s = parse_samples(exporter.exposition());
+  CHECK(value(s, "recompdiag_kernel_seconds_total") == doctest::Approx(0.5));
+  CHECK(value(s, "recompdiag_cache_misses_total", {{"kind", "kernel_module_load"}}) == 6);
 }
 
 TEST_CASE("a second run through the same exporter keeps both runs' series apart") {

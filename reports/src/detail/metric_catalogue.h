@@ -1,0 +1,117 @@
+#pragma once
+// The exporter's metric catalogue: every family it serves, with its type and HELP sentence, as one
+// table. The families fed by probe-section fields are named in record_fields.h; the catalogue
+// registers them all once, so HELP and TYPE are served from the first scrape.
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <string>
+#include <unordered_map>
+
+namespace recompdiag::reports::detail {
+
+enum class FamilyType { kCounter, kGauge, kHistogram };
+
+struct FamilySpec {
+  const char* name;
+  FamilyType type;
+  const char* help;
+};
+
+// clang-format off
+inline constexpr FamilySpec kMetricCatalogue[] = {
+    // The run and its steps.
+    {"recompdiag_run_info", FamilyType::kGauge, "Constant 1 per run; labels describe the run"},
+    {"recompdiag_step_duration_seconds", FamilyType::kHistogram, "Wall time of a training step, device work included on CUDA"},
+    {"recompdiag_step_device_seconds_total", FamilyType::kCounter, "Device time of training steps (CUDA events), when measured"},
+    {"recompdiag_steps_total", FamilyType::kCounter, "Training steps completed"},
+    {"recompdiag_phase", FamilyType::kGauge, "Training phase of the latest step (from 1); a change is a phase switch"},
+    {"recompdiag_last_step", FamilyType::kGauge, "Global index of the latest step (from 0)"},
+    {"recompdiag_loss", FamilyType::kGauge, "Total weighted loss of the latest step"},
+    {"recompdiag_head_loss", FamilyType::kGauge, "Unweighted loss of the latest step, by head index"},
+    {"recompdiag_loss_weight", FamilyType::kGauge, "Loss weight in effect, by head index"},
+    {"recompdiag_learning_rate", FamilyType::kGauge, "Learning rate in effect in the optimizer at the latest step"},
+    {"recompdiag_alerts_total", FamilyType::kCounter, "Health alerts raised, by rule"},
+    {"recompdiag_events_total", FamilyType::kCounter, "Run events (phase_start, compile, lr_change, ...), by kind"},
+    {"recompdiag_probe_available", FamilyType::kGauge, "1 when a probe runs, 0 when it is unavailable (reason in the run file header)"},
+    {"recompdiag_run_finished", FamilyType::kGauge, "1 once the run has ended, else 0"},
+    {"recompdiag_run_elapsed_seconds", FamilyType::kGauge, "Wall time of the whole run, set at run end"},
+    // Fed by the probe sections' fields (record_fields.h).
+    {"recompdiag_compile_events_total", FamilyType::kCounter, "Compilations seen by the probes, by kind (TorchScript compile, executor plan build, profiling run, CUDA graph instantiation)"},
+    {"recompdiag_cache_misses_total", FamilyType::kCounter, "Cache misses by kind (first-seen dispatcher signature, GPU module load, first-seen kernel)"},
+    {"recompdiag_dispatched_ops_total", FamilyType::kCounter, "Top-level ATen ops dispatched, by the device type of their tensors"},
+    {"recompdiag_host_ops_total", FamilyType::kCounter, "Ops run on the host while the expected device is CUDA"},
+    {"recompdiag_cross_device_copies_total", FamilyType::kCounter, "Cross-device tensor copies seen by the dispatcher, by direction"},
+    {"recompdiag_cross_device_copy_bytes_total", FamilyType::kCounter, "Bytes of cross-device tensor copies, by direction"},
+    {"recompdiag_cuda_memcpy_total", FamilyType::kCounter, "CUDA memcpy activities seen by CUPTI, by direction"},
+    {"recompdiag_cuda_memcpy_bytes_total", FamilyType::kCounter, "Bytes of CUDA memcpy activities, by direction"},
+    {"recompdiag_syncs_total", FamilyType::kCounter, "Host-device synchronizations, by who saw them (dispatch: the model's; recorder: recompdiag's own loss reads; cupti: CUDA API)"},
+    {"recompdiag_kernels_total", FamilyType::kCounter, "GPU kernels launched (CUPTI)"},
+    {"recompdiag_kernel_seconds_total", FamilyType::kCounter, "Sum of GPU kernel durations (CUPTI)"},
+    {"recompdiag_dropped_probe_records_total", FamilyType::kCounter, "Probe records lost because a buffer was full, by probe"},
+    {"recompdiag_optimizer_state_resets_total", FamilyType::kCounter, "Steps where an optimizer step counter fell (state rebuilt)"},
+    {"recompdiag_optimizer_state_tensors", FamilyType::kGauge, "Optimizer state tensors, by location relative to their parameter (same_device or off_device)"},
+    {"recompdiag_optimizer_state_bytes", FamilyType::kGauge, "Bytes of optimizer state"},
+    {"recompdiag_optimizer_state_missing_params", FamilyType::kGauge, "Parameters with a gradient but no optimizer state"},
+    {"recompdiag_optimizer_state_dtype_mismatch_tensors", FamilyType::kGauge, "Optimizer state tensors whose dtype differs from their parameter's"},
+    {"recompdiag_tensors_off_device", FamilyType::kGauge, "Model tensors not on the expected device, by kind"},
+    {"recompdiag_learning_rate_requested", FamilyType::kGauge, "Learning rate the trainer asked for at the latest step"},
+};
+// clang-format on
+
+// Every family of the catalogue, registered in one registry and found by name. Lookups happen when
+// a run or a phase starts, never per step.
+class MetricFamilies {
+ public:
+  explicit MetricFamilies(prometheus::Registry& registry) {
+    for (const FamilySpec& spec : kMetricCatalogue) {
+      switch (spec.type) {
+        case FamilyType::kCounter:
+          counters_.emplace(
+              spec.name,
+              &prometheus::BuildCounter().Name(spec.name).Help(spec.help).Register(registry));
+          break;
+        case FamilyType::kGauge:
+          gauges_.emplace(
+              spec.name,
+              &prometheus::BuildGauge().Name(spec.name).Help(spec.help).Register(registry));
+          break;
+        case FamilyType::kHistogram:
+          histograms_.emplace(
+              spec.name,
+              &prometheus::BuildHistogram().Name(spec.name).Help(spec.help).Register(registry));
+          break;
+      }
+    }
+  }
+
+  // The family `name` of that type; throws std::logic_error when the catalogue lacks it (a field
+  // table naming a family that is not here is a programming error the tests catch).
+  prometheus::Family<prometheus::Counter>& counter(const std::string& name) const {
+    return *find(counters_, name);
+  }
+  prometheus::Family<prometheus::Gauge>& gauge(const std::string& name) const {
+    return *find(gauges_, name);
+  }
+  prometheus::Family<prometheus::Histogram>& histogram(const std::string& name) const {
+    return *find(histograms_, name);
+  }
+
+ private:
+  template <class T>
+  static T* find(const std::unordered_map<std::string, T*>& map, const std::string& name) {
+    const auto it = map.find(name);
+    if (it == map.end()) throw std::logic_error("metric family not in the catalogue: " + name);
+    return it->second;
+  }
+
+  std::unordered_map<std::string, prometheus::Family<prometheus::Counter>*> counters_;
+  std::unordered_map<std::string, prometheus::Family<prometheus::Gauge>*> gauges_;
+  std::unordered_map<std::string, prometheus::Family<prometheus::Histogram>*> histograms_;
+};
+
+}  // namespace recompdiag::reports::detail
