@@ -2,11 +2,13 @@
 
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -203,6 +205,41 @@ TEST_CASE("SIGTERM to ab reaches both runs, which stop with their summaries") {
   check_interrupted_file(out + "/recompile.jsonl", 20);
   check_interrupted_file(out + "/mutable.jsonl", 20);
   CHECK_FALSE(std::filesystem::exists(out + "/report.md"));  // no verdict on half a run
+}
+
+TEST_CASE("a run file that hits the file-size limit stops training with one line, file intact") {
+  test::TempDir dir;
+  const std::string out = dir.file("limited.jsonl");
+  const std::string err = dir.file("stderr.txt");
+  constexpr rlim_t kLimit = 48 * 1024;  // the header and a few dozen steps
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    const rlimit limit{kLimit, kLimit};
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    if (!std::freopen(err.c_str(), "w", stderr)) ::_exit(126);
+    ::execl(RECOMPDIAG_BIN, RECOMPDIAG_BIN, "train", "--epochs", "200,100", "--batch-size", "4",
+            "--seq-len", "6", "--hidden", "8", "--threads", "1", "--quiet", "--out", out.c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  REQUIRE(WIFEXITED(status));  // not killed by SIGXFSZ
+  CHECK(WEXITSTATUS(status) == 1);
+  std::string errors;  // stderr without the monitor's alert lines
+  std::istringstream lines(test::read_text(err));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("recompdiag alert", 0) != 0) errors += line + "\n";
+  }
+  CHECK(errors.rfind("recompdiag: error: cannot write run file", 0) == 0);
+  CHECK(errors.find("File too large") != std::string::npos);
+  CHECK(std::count(errors.begin(), errors.end(), '\n') == 1);
+  CHECK(std::filesystem::file_size(out) == kLimit);
+  RunFile f = read_run_file(out);  // every complete line reads; the cut one is skipped
+  CHECK(f.steps.size() >= 20);
+  CHECK(f.skipped.size() <= 1);
+  for (size_t i = 0; i < f.steps.size(); ++i) CHECK(f.steps[i].step == static_cast<int64_t>(i));
 }
 
 TEST_CASE("ab on a small config: both runs, the reports, and the switch attributed to the JIT") {

@@ -264,7 +264,10 @@ void RunWriter::write_line() {
     ssize_t n = ::write(fd_, p, left);
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw std::runtime_error("writing run file '" + path_ + "': " + std::strerror(errno));
+      // A partial line may be left behind: readers skip a truncated last line.
+      throw IoError("cannot write run file '" + path_ + "' after " + std::to_string(lines_) +
+                    " lines: " + std::strerror(errno) + "; training stopped, every line before " +
+                    "is intact");
     }
     p += n;
     left -= static_cast<size_t>(n);

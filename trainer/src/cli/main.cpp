@@ -1,5 +1,6 @@
 // recompdiag: the command-line tool.
 
+#include <csignal>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -9,6 +10,9 @@
 
 int main(int argc, char** argv) {
   using recompdiag::cli::CommandContext;
+  // Past a file-size limit, write() then fails with EFBIG and the run stops with one clear line,
+  // instead of the process dying of SIGXFSZ without a word.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{
       "recompdiag: diagnose why training slows down after its step is recompiled, and prove the "
       "fix"};
@@ -34,6 +38,9 @@ int main(int argc, char** argv) {
   } catch (const recompdiag::InputError& e) {
     std::cerr << "recompdiag: error: " << e.what() << "\n";
     return 2;
+  } catch (const recompdiag::IoError& e) {
+    std::cerr << "recompdiag: error: " << e.what() << "\n";
+    return 1;
   } catch (const recompdiag::Interrupted& e) {
     std::cerr << "recompdiag: " << e.what() << "\n";
     return e.exit_code();

@@ -13,4 +13,12 @@ class InputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// The environment failed an operation that the input was fine for: a run file that can no longer
+/// be written (disk full, file-size limit). The CLI prints `what()` as one line and exits 1; what
+/// was written before stays readable.
+class IoError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 }  // namespace recompdiag
