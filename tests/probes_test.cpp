@@ -29,6 +29,8 @@
 #include "recompdiag/probes/monitor.h"
 #include "recompdiag/probes/optimizer_probe.h"
 #include "recompdiag/probes/overhead.h"
+#include "recompdiag/probes/placement_probe.h"
+#include "recompdiag/probes/step_probe.h"
 
 using namespace recompdiag;
 using probes::DispatcherOptions;
@@ -476,4 +478,43 @@ TEST_CASE("monitor: sampled dispatcher still observes the start and every step a
   }
   // Steps 0-2: the start; 5 and 10: the sampling; 7-9: after the compile.
   CHECK(observed == std::vector<int64_t>{0, 1, 2, 5, 7, 8, 9, 10});
+}
+
+TEST_CASE("a null step probe reports its reason and writes nothing") {
+  auto probe = probes::make_null_probe(sections::kJit, "disabled for the test");
+  CHECK(std::string(probe->name()) == sections::kJit);
+  CHECK_FALSE(probe->available());
+  CHECK(probe->availability().reason == "disabled for the test");
+  StepRecord record;
+  probe->begin_step(probes::StepBegin{3, true});
+  probe->end_step(record);
+  CHECK_FALSE(record.jit.has_value());
+  CHECK_FALSE(record.dispatch.has_value());
+}
+
+TEST_CASE("monitor: disabled probes are null objects, the others still fill their sections") {
+  torch::nn::Linear model(4, 2);
+  torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
+  MonitorOptions options;
+  options.log_alerts = false;
+  options.dispatcher = false;
+  options.placement = false;
+  Monitor monitor(*model, adam, options);
+  const nlohmann::json availability = monitor.probe_availability();
+  for (const char* name : {sections::kDispatch, sections::kPlacement}) {
+    CAPTURE(name);
+    CHECK(availability[name]["available"] == false);
+    CHECK(availability[name]["reason"] == "disabled by MonitorOptions");
+  }
+  CHECK(availability[sections::kJit]["available"] == true);
+  StepRecord record;
+  monitor.begin_step(0);
+  model->forward(torch::ones({1, 4})).sum().backward();
+  adam.step();
+  monitor.end_step(record);
+  CHECK_FALSE(record.dispatch.has_value());
+  CHECK_FALSE(record.placement.has_value());
+  CHECK(record.jit.has_value());
+  REQUIRE(record.optimizer.has_value());
+  CHECK(record.optimizer->params_with_state == 2);
 }

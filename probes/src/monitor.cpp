@@ -5,12 +5,11 @@
 
 #include <algorithm>
 #include <iostream>
+#include <string_view>
 #include <utility>
 
-#include "recompdiag/probes/dispatcher_probe.h"
-#include "recompdiag/probes/jit_probe.h"
+#include "detail/step_probes.h"
 #include "recompdiag/probes/nvtx.h"
-#include "recompdiag/probes/optimizer_probe.h"
 
 namespace recompdiag {
 namespace {
@@ -19,26 +18,52 @@ nlohmann::json availability_json(const Availability& a) {
   return {{"available", a.available}, {"reason", a.reason}};
 }
 
-Availability disabled() { return Availability{false, "disabled by MonitorOptions"}; }
+constexpr char kDisabled[] = "disabled by MonitorOptions";
 
 }  // namespace
 
 Monitor::Monitor(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
                  MonitorOptions options)
-    : options_(std::move(options)),
-      model_(&model),
-      expected_(std::make_unique<probes::ExpectedDevice>(options_.expected_device)),
-      health_(options_.health, options_.expected_device) {
+    : options_(std::move(options)), health_(options_.health, options_.expected_device) {
+  probes::ExpectedDevice check(options_.expected_device);  // throws InputError when malformed
+  // End order: the dispatcher first, so that nothing the monitor does after it counts as the
+  // step's ops; begin_step runs the list backwards, so the dispatcher also starts last.
   if (options_.dispatcher) {
     probes::DispatcherOptions d;
     d.expected_device = options_.expected_device;
     d.sample_every = options_.dispatcher_sample_every;
     d.signatures = options_.op_signatures;
-    dispatcher_ = std::make_unique<probes::DispatcherProbe>(d);
+    probes_.push_back(std::make_unique<probes::DispatchStepProbe>(d));
+  } else {
+    probes_.push_back(probes::make_null_probe(sections::kDispatch, kDisabled));
   }
-  if (options_.jit) jit_ = std::make_unique<probes::JitProbe>();
-  if (options_.optimizer) optimizer_ = std::make_unique<probes::OptimizerStateProbe>(&optimizer);
-  if (options_.cupti) cupti_ = probes::make_cupti_probe(options_.cupti_options);
+  if (options_.jit) {
+    auto jit = std::make_unique<probes::JitStepProbe>();
+    jit_ = &jit->probe();
+    probes_.push_back(std::move(jit));
+  } else {
+    probes_.push_back(probes::make_null_probe(sections::kJit, kDisabled));
+  }
+  if (options_.cupti) {
+    auto cupti = probes::make_cupti_probe(options_.cupti_options);
+    probes_.push_back(std::make_unique<probes::CuptiStepProbe>(std::move(cupti)));
+  } else {
+    probes_.push_back(probes::make_null_probe(sections::kCupti, kDisabled));
+  }
+  if (options_.optimizer) {
+    auto probe = std::make_unique<probes::OptimizerStepProbe>(&optimizer);
+    optimizer_ = &probe->probe();
+    probes_.push_back(std::move(probe));
+  } else {
+    probes_.push_back(probes::make_null_probe(sections::kOptimizer, kDisabled));
+  }
+  if (options_.placement) {
+    auto probe = std::make_unique<probes::PlacementStepProbe>(&model, options_.expected_device);
+    placement_ = probe.get();
+    probes_.push_back(std::move(probe));
+  } else {
+    probes_.push_back(probes::make_null_probe(sections::kPlacement, kDisabled));
+  }
   events_.reserve(static_cast<size_t>(std::min<int64_t>(options_.max_queued_events, 256)));
   if (options_.nvtx) probes::nvtx_push("recompdiag:run");
 }
@@ -50,7 +75,9 @@ Monitor::~Monitor() {
   probes::nvtx_pop();
 }
 
-void Monitor::set_model(torch::nn::Module& model) { model_ = &model; }
+void Monitor::set_model(torch::nn::Module& model) {
+  if (placement_) placement_->set_model(&model);
+}
 
 void Monitor::set_optimizer(torch::optim::Optimizer& optimizer) {
   if (optimizer_) optimizer_->set_optimizer(&optimizer);
@@ -114,25 +141,14 @@ void Monitor::begin_step(int64_t step) {
   }
   in_step_ = true;
   if (options_.nvtx) probes::nvtx_push("recompdiag:step");
-  if (jit_) jit_->begin_step();
-  if (cupti_) cupti_->begin_step();
-  // Last, so that the probes' own setup is not counted as the step's ops.
-  if (dispatcher_) dispatcher_->begin_step(step_, step_ < observe_all_until_);
+  const probes::StepBegin begin{step_, step_ < observe_all_until_};
+  for (auto it = probes_.rbegin(); it != probes_.rend(); ++it) (*it)->begin_step(begin);
   step_start_ = std::chrono::steady_clock::now();
 }
 
 void Monitor::end_step(StepRecord& record) {
   const auto now = std::chrono::steady_clock::now();
-  // First, so that nothing the monitor does below is counted as the step's ops.
-  if (dispatcher_ && dispatcher_->available()) record.dispatch = dispatcher_->end_step();
-  if (!in_step_) record.dispatch.reset();
-  if (jit_ && jit_->available()) record.jit = jit_->end_step();
-  if (cupti_ && cupti_->available()) record.cupti = cupti_->end_step();
-  if (optimizer_) record.optimizer = optimizer_->inspect();
-  if (options_.placement && model_ != nullptr) {
-    record.placement =
-        probes::inspect_placement(model_->parameters(), model_->buffers(), *expected_);
-  }
+  for (const auto& probe : probes_) probe->end_step(record);
   if (record.wall_ms == 0.0 && in_step_) {
     record.wall_ms = std::chrono::duration<double, std::milli>(now - step_start_).count();
   }
@@ -162,16 +178,8 @@ std::vector<EventRecord> Monitor::take_events() {
 
 nlohmann::json Monitor::probe_availability() const {
   nlohmann::json out = nlohmann::json::object();
-  out[sections::kDispatch] =
-      dispatcher_ ? availability_json(dispatcher_->availability()) : availability_json(disabled());
-  out[sections::kJit] =
-      jit_ ? availability_json(jit_->availability()) : availability_json(disabled());
-  out[sections::kOptimizer] =
-      optimizer_ ? availability_json(optimizer_->availability()) : availability_json(disabled());
-  out[sections::kPlacement] = options_.placement ? availability_json(Availability{true, ""})
-                                                 : availability_json(disabled());
-  out[sections::kCupti] = availability_json(cupti_availability());
-  out["nvtx"] = !options_.nvtx ? availability_json(disabled())
+  for (const auto& probe : probes_) out[probe->name()] = availability_json(probe->availability());
+  out["nvtx"] = !options_.nvtx ? availability_json(Availability{false, kDisabled})
                 : probes::nvtx_enabled()
                     ? availability_json(Availability{true, ""})
                     : availability_json(Availability{false, "built without NVTX3 headers"});
@@ -179,7 +187,10 @@ nlohmann::json Monitor::probe_availability() const {
 }
 
 Availability Monitor::cupti_availability() const {
-  return cupti_ ? cupti_->availability() : disabled();
+  for (const auto& probe : probes_) {
+    if (std::string_view(probe->name()) == sections::kCupti) return probe->availability();
+  }
+  return Availability{false, kDisabled};
 }
 
 }  // namespace recompdiag

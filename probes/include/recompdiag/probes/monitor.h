@@ -45,10 +45,10 @@ struct CompilationUnit;
 namespace recompdiag {
 
 namespace probes {
-class DispatcherProbe;
 class JitProbe;
 class OptimizerStateProbe;
-struct ExpectedDevice;
+class PlacementStepProbe;
+class StepProbe;
 }  // namespace probes
 
 /// Configuration of a Monitor. Plain data; copy freely.
@@ -152,12 +152,12 @@ class Monitor {
   void emit(EventRecord event);
 
   MonitorOptions options_;
-  torch::nn::Module* model_;
-  std::unique_ptr<probes::ExpectedDevice> expected_;
-  std::unique_ptr<probes::DispatcherProbe> dispatcher_;
-  std::unique_ptr<probes::JitProbe> jit_;
-  std::unique_ptr<probes::OptimizerStateProbe> optimizer_;
-  std::unique_ptr<probes::CuptiProbe> cupti_;
+  // Every probe, one per section, disabled ones as null objects. end_step runs them in order (the
+  // dispatcher first), begin_step in reverse (the dispatcher last).
+  std::vector<std::unique_ptr<probes::StepProbe>> probes_;
+  probes::JitProbe* jit_ = nullptr;                   // in probes_, for watch(); null when off
+  probes::OptimizerStateProbe* optimizer_ = nullptr;  // in probes_, for set_optimizer()
+  probes::PlacementStepProbe* placement_ = nullptr;   // in probes_, for set_model()
   HealthMonitor health_;
   std::vector<EventRecord> events_;
   int64_t events_dropped_ = 0;

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
-/// The optimizer-state probe and the placement probe: where the optimizer state and the model's
-/// tensors live, checked against each parameter and the expected device.
+/// The optimizer-state probe: where the optimizer state lives, checked against each parameter, and
+/// whether the lr asked for is the lr in effect.
 
 #include <cstdint>
 #include <string>
@@ -9,9 +9,6 @@
 
 #include "recompdiag/core/record.h"
 
-namespace at {
-class Tensor;
-}  // namespace at
 namespace torch::optim {
 class Optimizer;
 }  // namespace torch::optim
@@ -52,20 +49,5 @@ class OptimizerStateProbe {
   int64_t previous_step_max_ = 0;
   int64_t previous_with_state_ = 0;
 };
-
-/// True when `device` (a torch device) is the expected one: "cuda" matches any
-/// CUDA device, "cuda:1" only that one.
-struct ExpectedDevice {
-  explicit ExpectedDevice(const std::string& device);
-  std::string text;
-  int type = 0;    ///< c10::DeviceType as int.
-  int index = -1;  ///< -1: any index.
-};
-
-/// Counts parameters, gradients and buffers not on the expected device.
-/// Stateless.
-PlacementStats inspect_placement(const std::vector<at::Tensor>& params,
-                                 const std::vector<at::Tensor>& buffers,
-                                 const ExpectedDevice& expected);
 
 }  // namespace recompdiag::probes

@@ -1,0 +1,36 @@
+#include "detail/step_probes.h"
+
+#include <torch/nn/module.h>
+
+#include <utility>
+
+namespace recompdiag::probes {
+namespace {
+
+class NullStepProbe final : public StepProbe {
+ public:
+  NullStepProbe(const char* name, std::string reason)
+      : name_(name), availability_{false, std::move(reason)} {}
+  const char* name() const override { return name_; }
+  const Availability& availability() const override { return availability_; }
+  void begin_step(const StepBegin&) override {}
+  void end_step(StepRecord&) override {}
+
+ private:
+  const char* name_;
+  Availability availability_;
+};
+
+}  // namespace
+
+std::unique_ptr<StepProbe> make_null_probe(const char* name, std::string reason) {
+  return std::make_unique<NullStepProbe>(name, std::move(reason));
+}
+
+void PlacementStepProbe::end_step(StepRecord& record) {
+  if (model_ != nullptr) {
+    record.placement = inspect_placement(model_->parameters(), model_->buffers(), expected_);
+  }
+}
+
+}  // namespace recompdiag::probes
