@@ -1,312 +1,38 @@
-#include "recompdiag/core/run_io.h"
-
+// Reading run files: simdjson's DOM parser, one line at a time, reused across lines; a broken
+// last line (a run killed mid-write) is skipped and reported, any other broken line is an error.
 #include <fcntl.h>
 #include <simdjson.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <array>
 #include <cerrno>
-#include <charconv>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <string_view>
 
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/record_fields.h"
+#include "recompdiag/core/run_io.h"
 
 namespace recompdiag {
-
-namespace {
-
-// ---------------------------------------------------------------------------------------------
-// Writing: steps are formatted by hand (they are the hot path and the bulk of every file);
-// header, events and summary go through nlohmann::json.
-
-void append_number(std::string& out, double v) {
-  if (!std::isfinite(v)) {  // JSON has no NaN or Inf; a diverged loss is written as null.
-    out += "null";
-    return;
-  }
-  std::array<char, 32> buf;
-  auto res = std::to_chars(buf.data(), buf.data() + buf.size(), v);
-  out.append(buf.data(), res.ptr);
-}
-
-void append_number(std::string& out, int64_t v) {
-  std::array<char, 24> buf;
-  auto res = std::to_chars(buf.data(), buf.data() + buf.size(), v);
-  out.append(buf.data(), res.ptr);
-}
-
-void append_string(std::string& out, std::string_view s) {
-  out += '"';
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char esc[8];
-          std::snprintf(esc, sizeof esc, "\\u%04x", c);
-          out += esc;
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-}
-
-void append_key(std::string& out, const char* key) {
-  out += ",\"";
-  out += key;
-  out += "\":";
-}
-
-void append_array(std::string& out, const std::vector<double>& values) {
-  out += '[';
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i) out += ',';
-    append_number(out, values[i]);
-  }
-  out += ']';
-}
-
-template <class S>
-void append_section(std::string& out, const Section<S>& section, const S& s) {
-  append_key(out, section.name);
-  out += '{';
-  bool first = true;
-  for (const Field<S>& f : section) {
-    if (!first) out += ',';
-    first = false;
-    out += '"';
-    out += f.name;
-    out += "\":";
-    std::visit(
-        [&](auto member) {
-          using T = std::decay_t<decltype(s.*member)>;
-          if constexpr (std::is_same_v<T, bool>) {
-            out += (s.*member) ? "true" : "false";
-          } else {
-            append_number(out, s.*member);
-          }
-        },
-        f.member);
-  }
-  out += '}';
-}
-
-nlohmann::json availability_json(const Availability& a) {
-  return {{"available", a.available}, {"reason", a.reason}};
-}
-
-}  // namespace
-
-const char* to_string(EventKind kind) {
-  switch (kind) {
-    case EventKind::kPhaseStart:
-      return "phase_start";
-    case EventKind::kCompile:
-      return "compile";
-    case EventKind::kLrChange:
-      return "lr_change";
-    case EventKind::kLossWeightsChange:
-      return "loss_weights_change";
-    case EventKind::kOptimizerRebuild:
-      return "optimizer_rebuild";
-    case EventKind::kAlert:
-      return "alert";
-    case EventKind::kNote:
-      return "note";
-  }
-  return "note";
-}
-
-std::optional<EventKind> parse_event_kind(const std::string& name) {
-  for (EventKind k : {EventKind::kPhaseStart, EventKind::kCompile, EventKind::kLrChange,
-                      EventKind::kLossWeightsChange, EventKind::kOptimizerRebuild,
-                      EventKind::kAlert, EventKind::kNote}) {
-    if (name == to_string(k)) return k;
-  }
-  return std::nullopt;
-}
-
-void append_json(std::string& out, const StepRecord& s) {
-  out += "{\"type\":\"step\"";
-  append_key(out, "step");
-  append_number(out, s.step);
-  append_key(out, "phase");
-  append_number(out, static_cast<int64_t>(s.phase));
-  append_key(out, "epoch");
-  append_number(out, static_cast<int64_t>(s.epoch));
-  append_key(out, "step_in_phase");
-  append_number(out, s.step_in_phase);
-  append_key(out, "wall_ms");
-  append_number(out, s.wall_ms);
-  append_key(out, "device_ms");
-  if (s.device_ms) {
-    append_number(out, *s.device_ms);
-  } else {
-    out += "null";
-  }
-  append_key(out, "loss");
-  append_number(out, s.loss);
-  append_key(out, "head_losses");
-  append_array(out, s.head_losses);
-  append_key(out, "loss_weights");
-  append_array(out, s.loss_weights);
-  append_key(out, "lr");
-  append_number(out, s.lr);
-  for_each_section([&](const auto& section) {
-    if (const auto& present = s.*section.record) append_section(out, section, *present);
-  });
-  if (!s.alerts.empty()) {
-    append_key(out, "alerts");
-    out += '[';
-    for (size_t i = 0; i < s.alerts.size(); ++i) {
-      if (i) out += ',';
-      append_string(out, s.alerts[i]);
-    }
-    out += ']';
-  }
-  out += '}';
-}
-
-std::string to_json_line(const StepRecord& step) {
-  std::string out;
-  append_json(out, step);
-  return out;
-}
-
-nlohmann::ordered_json run_header_json(const RunHeader& h) {
-  return {{"schema", h.schema},
-          {"tool", "recompdiag"},
-          {"tool_version", h.tool_version},
-          {"mode", h.mode},
-          {"optimizer_handoff", h.optimizer_handoff},
-          {"optimizer", h.optimizer},
-          {"device_requested", h.device_requested},
-          {"device_used", h.device_used},
-          {"torch_version", h.torch_version},
-          {"cuda_available", h.cuda_available},
-          {"cupti", availability_json(h.cupti)},
-          {"step_timing", h.step_timing},
-          {"config", h.config},
-          {"probes", h.probes},
-          {"seed", h.seed},
-          {"start_time", h.start_time},
-          {"host", h.host}};
-}
-
-std::string to_json_line(const RunHeader& h) {
-  nlohmann::ordered_json j = {{"type", "run"}};
-  j.update(run_header_json(h));
-  return j.dump();
-}
-
-std::string to_json_line(const EventRecord& e) {
-  nlohmann::ordered_json j = {{"type", "event"},    {"event", to_string(e.kind)},
-                              {"step", e.step},     {"phase", e.phase},
-                              {"reason", e.reason}, {"detail", e.detail}};
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-std::string to_json_line(const RunSummary& s) {
-  nlohmann::json heads = nlohmann::json::array();
-  for (double v : s.final_head_losses)
-    heads.push_back(std::isfinite(v) ? nlohmann::json(v) : nullptr);
-  nlohmann::ordered_json j = {
-      {"type", "summary"},
-      {"steps", s.steps},
-      {"elapsed_s", s.elapsed_s},
-      {"compiles", s.compiles},
-      {"alerts", s.alerts},
-      {"final_loss", std::isfinite(s.final_loss) ? nlohmann::json(s.final_loss) : nullptr},
-      {"final_head_losses", heads},
-      {"status", s.status}};
-  return j.dump();
-}
-
-// ---------------------------------------------------------------------------------------------
-// RunWriter
-
-RunWriter::RunWriter(const std::string& path) : path_(path) {
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) {
-    throw InputError("cannot write run file '" + path + "': " + std::strerror(errno));
-  }
-  buffer_.reserve(4096);
-}
-
-RunWriter::~RunWriter() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-void RunWriter::write_line() {
-  buffer_ += '\n';
-  const char* p = buffer_.data();
-  size_t left = buffer_.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd_, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      // A partial line may be left behind: readers skip a truncated last line.
-      throw IoError("cannot write run file '" + path_ + "' after " + std::to_string(lines_) +
-                    " lines: " + std::strerror(errno) + "; training stopped, every line before " +
-                    "is intact");
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-  ++lines_;
-}
-
-void RunWriter::write(const RunHeader& header) {
-  buffer_ = to_json_line(header);
-  write_line();
-}
-
-void RunWriter::write(const StepRecord& step) {
-  buffer_.clear();
-  append_json(buffer_, step);
-  write_line();
-}
-
-void RunWriter::write(const EventRecord& event) {
-  buffer_ = to_json_line(event);
-  write_line();
-}
-
-void RunWriter::write(const RunSummary& summary) {
-  buffer_ = to_json_line(summary);
-  write_line();
-}
-
-// ---------------------------------------------------------------------------------------------
-// Reading: simdjson's DOM parser, one line at a time, reused across lines.
 
 namespace {
 
 using simdjson::dom::element;
 using simdjson::dom::object;
 
+// A line that cannot be read. kNotJson is what a run killed mid-write leaves on its last line;
+// anything else is wrong wherever it is.
 class LineError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  enum class Kind { kNotJson, kInvalid };
+  explicit LineError(const std::string& what, Kind kind = Kind::kInvalid)
+      : std::runtime_error(what), kind_(kind) {}
+  Kind kind() const { return kind_; }
+
+ private:
+  Kind kind_;
 };
 
 double get_double(const element& e) {
@@ -521,7 +247,8 @@ class RunFileBuilder {
       element root;
       auto err = parser_.parse(data + start, len - start, false).get(root);
       if (err)
-        throw LineError(std::string("not valid JSON (") + simdjson::error_message(err) + ")");
+        throw LineError(std::string("not valid JSON (") + simdjson::error_message(err) + ")",
+                        LineError::Kind::kNotJson);
       object obj;
       if (root.get_object().get(obj) != simdjson::SUCCESS) throw LineError("not a JSON object");
       std::string_view type;
@@ -548,7 +275,7 @@ class RunFileBuilder {
       // A broken line is fatal unless it turns out to be the last one (a run killed mid-write);
       // a header that is not one is fatal at once.
       if (!have_header_) fail(line_no, e.what());
-      if (std::string_view(e.what()).rfind("not valid JSON", 0) != 0) fail(line_no, e.what());
+      if (e.kind() != LineError::Kind::kNotJson) fail(line_no, e.what());
       pending_error_ = e.what();
       pending_line_ = line_no;
     } catch (const nlohmann::json::exception& e) {
