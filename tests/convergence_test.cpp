@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include "recompdiag/core/compare.h"
+
 using namespace recompdiag;
 
 namespace {
@@ -62,4 +64,28 @@ TEST_CASE("convergence: B worse in every pair is a regression; identical runs ar
   CHECK(worse.final_loss_change > 2.0);
   // One pair of two worse: not a regression.
   CHECK(compare_convergence({good, good}, {bad, good}, o).verdict == ConvergenceVerdict::kNoChange);
+}
+
+TEST_CASE("compare: a time regression names B's signal; a training regression joins the summary") {
+  const std::string dir = RECOMPDIAG_FIXTURES_DIR;
+  const RunFile a = read_run_file(dir + "/compare_baseline.jsonl");
+  RunFile b = read_run_file(dir + "/compare_slower.jsonl");  // phase 2 is 30% slower
+  CompareOptions o;
+  o.run_noise = 0.0;  // one synthetic run per side: no run-to-run spread (see compare_test)
+  Comparison c = compare_runs(a, b, o);
+  REQUIRE(c.verdict == Verdict::kRegression);
+  CHECK(c.summary.find("B: ") == std::string::npos);  // nothing in B's probes explains it
+  CHECK(c.convergence.verdict == ConvergenceVerdict::kNoChange);
+  for (StepRecord& s : b.steps) {
+    if (s.phase != 2) continue;
+    if (s.dispatch) s.dispatch->syncs += 1;    // a host read in every observed step
+    for (double& h : s.head_losses) h *= 3.0;  // and it learns worse
+    s.loss *= 3.0;
+  }
+  c = compare_runs(a, b, o);
+  REQUIRE(c.verdict == Verdict::kRegression);
+  CHECK(c.summary.find("; B: ") != std::string::npos);
+  CHECK(c.summary.find("extra host syncs") != std::string::npos);
+  CHECK(c.convergence.verdict == ConvergenceVerdict::kRegression);
+  CHECK(c.summary.find("training quality: regression") != std::string::npos);
 }

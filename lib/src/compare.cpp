@@ -147,6 +147,14 @@ void summarize(Comparison& c) {
     c.summary = std::string(to_string(c.verdict)) + ": phase " + std::to_string(phase->phase) +
                 " steady median " + fmt("%.3g ms", phase->median_a_ms) + " -> " +
                 fmt("%.3g ms", phase->median_b_ms) + ", " + phase->reason;
+    // A time cost names the signal by which the phase differs from A's (attribution.cpp).
+    const auto pa = find_phase(c.a, phase->phase);
+    const auto pb = find_phase(c.b, phase->phase);
+    if (c.verdict == Verdict::kRegression && pa && pb) {
+      const auto signals =
+          rank_phase_signals(c.b.phases[*pb], &c.a.phases[*pa], c.b.header.optimizer);
+      if (!signals.empty()) c.summary += "; B: " + signals.front().text;
+    }
     if (failing) c.summary += "; and " + failing->text + " (--fail-on " + failing->count + ")";
   } else {
     c.summary = "no_change: every phase's steady median is proven within the " +
@@ -361,7 +369,11 @@ Comparison compare_sets(const std::vector<const RunFile*>& a, const std::vector<
     }
   }
 
+  c.convergence = compare_convergence(a, b);
   summarize(c);
+  if (c.convergence.verdict == ConvergenceVerdict::kRegression) {
+    c.summary += "; " + c.convergence.summary;
+  }
   return c;
 }
 

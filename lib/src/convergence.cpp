@@ -77,6 +77,15 @@ RunConvergence analyze_convergence(const RunFile& run, const ConvergenceOptions&
 ConvergenceComparison compare_convergence(const std::vector<RunFile>& a,
                                           const std::vector<RunFile>& b,
                                           const ConvergenceOptions& o) {
+  std::vector<const RunFile*> pa, pb;
+  for (const RunFile& r : a) pa.push_back(&r);
+  for (const RunFile& r : b) pb.push_back(&r);
+  return compare_convergence(pa, pb, o);
+}
+
+ConvergenceComparison compare_convergence(const std::vector<const RunFile*>& a,
+                                          const std::vector<const RunFile*>& b,
+                                          const ConvergenceOptions& o) {
   ConvergenceComparison out;
   out.pairs = static_cast<int>(std::min(a.size(), b.size()));
   auto recovery = [](const RunConvergence& c) -> double {
@@ -85,8 +94,8 @@ ConvergenceComparison compare_convergence(const std::vector<RunFile>& a,
     return static_cast<double>(s.recovery_steps >= 0 ? s.recovery_steps : s.phase_steps);
   };
   for (int i = 0; i < out.pairs; ++i) {
-    out.a.push_back(analyze_convergence(a[static_cast<size_t>(i)], o));
-    out.b.push_back(analyze_convergence(b[static_cast<size_t>(i)], o));
+    out.a.push_back(analyze_convergence(*a[static_cast<size_t>(i)], o));
+    out.b.push_back(analyze_convergence(*b[static_cast<size_t>(i)], o));
     const RunConvergence& ca = out.a.back();
     const RunConvergence& cb = out.b.back();
     out.final_loss_a += ca.final_loss / out.pairs;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "recompdiag/core/analysis.h"
+#include "recompdiag/core/convergence.h"
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/core/statistics.h"
 
@@ -160,6 +161,8 @@ struct Comparison {
   std::vector<SwitchComparison> switches;
   std::vector<ConfigDifference> config_differences;
   Verdict verdict = Verdict::kNoChange;
+  /// What the runs learned (pairs A_i, B_i): part of the summary when B's training regressed.
+  ConvergenceComparison convergence;
   std::string summary;                ///< The verdict in one sentence.
   std::vector<std::string> warnings;  ///< Config differences, few samples, skipped lines, ...
 };

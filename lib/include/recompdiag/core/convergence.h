@@ -82,5 +82,9 @@ struct ConvergenceComparison {
 ConvergenceComparison compare_convergence(const std::vector<RunFile>& a,
                                           const std::vector<RunFile>& b,
                                           const ConvergenceOptions& options = {});
+/// The same over runs held elsewhere (not owned; must be valid for the call).
+ConvergenceComparison compare_convergence(const std::vector<const RunFile*>& a,
+                                          const std::vector<const RunFile*>& b,
+                                          const ConvergenceOptions& options = {});
 
 }  // namespace recompdiag
