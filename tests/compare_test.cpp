@@ -353,3 +353,20 @@ TEST_CASE("compare: expected configuration differences are listed but not warned
   for (const auto& d : expected.config_differences) listed |= d.key == "mode";
   CHECK(listed);
 }
+
+TEST_CASE("diff_json lists the differing leaves by dotted path, absent ones too") {
+  const nlohmann::json a = {{"mode", "recompile"},
+                            {"plateau", {{"factor", 0.1}, {"patience", 10}}}};
+  const nlohmann::json b = {
+      {"mode", "mutable"}, {"plateau", {{"factor", 0.1}, {"patience", 5}}}, {"faults", {"leak"}}};
+  const std::vector<ConfigDifference> d = diff_json(a, b, "config");
+  REQUIRE(d.size() == 3);
+  CHECK(d[0].key == "config.faults");
+  CHECK(d[0].a == "(absent)");
+  CHECK(d[0].b == "[\"leak\"]");
+  CHECK(d[1].key == "config.mode");
+  CHECK(d[2].key == "config.plateau.patience");
+  CHECK(d[2].a == "10");
+  CHECK(d[2].b == "5");
+  CHECK(diff_json(a, a, "config").empty());
+}

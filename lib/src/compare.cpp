@@ -41,9 +41,8 @@ std::map<std::string, std::string> header_facts(const RunHeader& h) {
   return out;
 }
 
-std::vector<ConfigDifference> diff_headers(const RunHeader& a, const RunHeader& b) {
-  const auto fa = header_facts(a);
-  const auto fb = header_facts(b);
+std::vector<ConfigDifference> diff_facts(const std::map<std::string, std::string>& fa,
+                                         const std::map<std::string, std::string>& fb) {
   std::set<std::string> keys;
   for (const auto& [k, v] : fa) keys.insert(k);
   for (const auto& [k, v] : fb) keys.insert(k);
@@ -56,6 +55,10 @@ std::vector<ConfigDifference> diff_headers(const RunHeader& a, const RunHeader& 
     if (va != vb) out.push_back({k, va, vb});
   }
   return out;
+}
+
+std::vector<ConfigDifference> diff_headers(const RunHeader& a, const RunHeader& b) {
+  return diff_facts(header_facts(a), header_facts(b));
 }
 
 std::string fmt(const char* f, double v) { return detail::format_number(f, v); }
@@ -201,6 +204,14 @@ stats::RatioTestOptions CompareOptions::ratio_test() const {
   o.threshold = threshold;
   o.power = power;
   return o;
+}
+
+std::vector<ConfigDifference> diff_json(const nlohmann::json& a, const nlohmann::json& b,
+                                        const std::string& prefix) {
+  std::map<std::string, std::string> fa, fb;
+  flatten(a, prefix, fa);
+  flatten(b, prefix, fb);
+  return diff_facts(fa, fb);
 }
 
 const char* to_string(Verdict verdict) {

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "detail/forward_signals.h"
+#include "recompdiag/core/compare.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/trainer/stop_signals.h"
@@ -138,16 +139,6 @@ int run_interleaved_pair(const RunSpec& a, const RunSpec& b, bool b_first, bool 
   return code_a != 0 ? code_a : code_b;
 }
 
-void flatten(const nlohmann::json& j, const std::string& prefix,
-             std::map<std::string, std::string>& out) {
-  if (j.is_object() && !j.empty()) {
-    for (auto it = j.begin(); it != j.end(); ++it)
-      flatten(it.value(), prefix + "." + it.key(), out);
-    return;
-  }
-  out[prefix] = j.dump();
-}
-
 void check_side_name(const std::string& name) {
   if (name.empty()) throw InputError("an A/B side needs a name (it names the run files)");
   if (name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") !=
@@ -193,16 +184,9 @@ std::string AbExperimentOptions::run_path(char side, int repeat) const {
 }
 
 std::vector<std::string> AbExperimentOptions::expected_differences() const {
-  std::map<std::string, std::string> fa, fb;
-  flatten(a.config.to_json(), "config", fa);
-  flatten(b.config.to_json(), "config", fb);
   std::set<std::string> keys;
-  for (const auto& [k, v] : fa) {
-    auto it = fb.find(k);
-    if (it == fb.end() || it->second != v) keys.insert(k);
-  }
-  for (const auto& [k, v] : fb) {
-    if (!fa.count(k)) keys.insert(k);
+  for (const ConfigDifference& d : diff_json(a.config.to_json(), b.config.to_json(), "config")) {
+    keys.insert(d.key);
   }
   // The header repeats the mode and handoff outside the config; list those too.
   if (keys.count("config.mode") || keys.count("config.optimizer_handoff")) {

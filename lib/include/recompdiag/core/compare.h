@@ -148,6 +148,13 @@ struct ConfigDifference {
   std::string b;
 };
 
+/// The leaves of two JSON documents that differ, keyed by dotted path under `prefix`
+/// ("config.plateau.factor"): objects are walked, arrays and scalars are leaves. Each side's JSON
+/// text, or "(absent)". Sorted by key. What compare_runs() lists as config differences, and what
+/// `ab` passes as expected differences.
+std::vector<ConfigDifference> diff_json(const nlohmann::json& a, const nlohmann::json& b,
+                                        const std::string& prefix);
+
 /// Everything compare_runs() finds.
 struct Comparison {
   RunAnalysis a;  ///< The first run of A, for its details (slow stretches, charts).
