@@ -1,6 +1,7 @@
 #include "recompdiag/trainer/faults.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <ostream>
 #include <sstream>
@@ -82,9 +83,11 @@ nlohmann::json FaultSet::to_json() const {
   for (FaultKind k : kinds) {
     std::string name = fault_info(k).name;
     if (k == FaultKind::kExtraWork) {
-      std::ostringstream v;
-      v << extra_work_pct;
-      name += "=" + v.str();
+      // Shortest text that reads back to the same double: the header and to_string() must
+      // round-trip through parse_faults() (the flags fuzzer found 6-digit output did not).
+      char buf[32];
+      const auto end = std::to_chars(buf, buf + sizeof buf, extra_work_pct).ptr;
+      name += "=" + std::string(buf, end);
     }
     out.push_back(name);
   }
