@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "cli_util.h"
 #include "recompdiag/core/compare.h"
 #include "recompdiag/core/run_io.h"
 #include "test_util.h"
@@ -20,23 +21,8 @@ using namespace recompdiag;
 
 namespace {
 
-struct Outcome {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-Outcome run_cli(const std::string& args) {
-  std::string cmd = std::string(RECOMPDIAG_BIN) + " " + args + " 2>&1";
-  Outcome o;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) o.output.append(buf, n);
-  int status = ::pclose(pipe);
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
-}
+using Outcome = test::CliOutcome;
+using test::run_cli;
 
 const char* kSmall =
     " --epochs 2,1 --steps-per-epoch 3 --batch-size 4 --seq-len 6 --hidden 8 --quiet";

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "input_error.h"
 #include "recompdiag/core/compare.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/run_io.h"
@@ -15,6 +16,8 @@
 using namespace recompdiag;
 
 namespace {
+
+using test::input_error;
 
 bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
@@ -37,17 +40,6 @@ SyntheticRunOptions small() {
   SyntheticRunOptions o;
   o.phase_steps = {120, 120};
   return o;
-}
-
-template <class F>
-std::string input_error(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  FAIL("no InputError");
-  return "";
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "cli_util.h"
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/core/synthetic_run.h"
 #include "test_util.h"
@@ -16,23 +17,9 @@ using namespace recompdiag;
 
 namespace {
 
-struct Result {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
+using Result = test::CliOutcome;
 
-Result recompdiag_cli(const std::string& args) {
-  const std::string cmd = std::string(RECOMPDIAG_BIN) + " " + args + " 2>&1";
-  Result r;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
-  const int status = ::pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+Result recompdiag_cli(const std::string& args) { return test::run_cli(args); }
 
 bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "compare_fixtures.h"
+#include "input_error.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/run_io.h"
 #include "test_util.h"
@@ -14,6 +15,8 @@
 using namespace recompdiag;
 
 namespace {
+
+using test::input_error;
 
 std::string fixture(const std::string& name) {
   return std::string(RECOMPDIAG_FIXTURES_DIR) + "/" + name;
@@ -29,18 +32,6 @@ CompareOptions no_run_spread() {
 
 Comparison compare_fixtures(const std::string& a, const std::string& b) {
   return compare_runs(read_run_file(fixture(a)), read_run_file(fixture(b)), no_run_spread());
-}
-
-// The message of the InputError `f` throws; fails the test when it throws nothing.
-template <class F>
-std::string input_error(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  FAIL("no InputError");
-  return "";
 }
 
 bool contains(const std::string& s, const std::string& part) {

@@ -1,0 +1,32 @@
+#pragma once
+// Runs the `recompdiag` tool under test (RECOMPDIAG_BIN) for the CLI suites.
+
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <string>
+
+namespace recompdiag::test {
+
+/// What one command printed and how it exited.
+struct CliOutcome {
+  int exit_code = -1;  ///< -1 when a signal ended it.
+  std::string output;  ///< stdout and stderr together.
+};
+
+/// Runs `recompdiag ARGS` through the shell and collects its output.
+inline CliOutcome run_cli(const std::string& args) {
+  const std::string cmd = std::string(RECOMPDIAG_BIN) + " " + args + " 2>&1";
+  CliOutcome o;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) o.output.append(buf, n);
+  const int status = ::pclose(pipe);
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return o;
+}
+
+}  // namespace recompdiag::test
