@@ -75,3 +75,21 @@ TEST_CASE("ab experiment: bad options are InputErrors before anything runs") {
 }
 
 }  // namespace recompdiag
+
+namespace recompdiag {
+
+TEST_CASE("compare options: turns assume no run-to-run spread, runs in sequence keep it") {
+  AbExperimentOptions o;  // recompile against mutable
+  CompareOptions base;
+  base.run_noise = 0.04;
+  o.schedule = AbSchedule::kInterleaved;
+  const CompareOptions turns = o.compare_options(base);
+  CHECK(turns.run_noise == 0.0);
+  CHECK(turns.expected_differences == o.expected_differences());
+  CHECK_FALSE(turns.expected_differences.empty());
+  o.schedule = AbSchedule::kSequential;
+  CHECK(o.compare_options(base).run_noise == 0.04);
+  CHECK(o.compare_options(base).threshold == base.threshold);
+}
+
+}  // namespace recompdiag

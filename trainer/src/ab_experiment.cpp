@@ -196,6 +196,12 @@ std::vector<std::string> AbExperimentOptions::expected_differences() const {
   return {keys.begin(), keys.end()};
 }
 
+CompareOptions AbExperimentOptions::compare_options(CompareOptions base) const {
+  if (schedule == AbSchedule::kInterleaved) base.run_noise = 0.0;
+  base.expected_differences = expected_differences();
+  return base;
+}
+
 AbExperimentResult run_ab_experiment(const AbExperimentOptions& options) {
   options.validate();
   std::error_code ec;

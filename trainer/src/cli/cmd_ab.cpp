@@ -87,11 +87,8 @@ void add_ab_command(CLI::App& app, CommandContext& ctx) {
     CompareOptions options;
     options.threshold = s.threshold_pct / 100.0;
     options.alpha = s.alpha;
-    // Taking turns epoch by epoch puts both runs under the same machine state, which is what the
-    // assumed run-to-run spread stands for; runs one after the other keep it.
-    if (experiment.schedule == AbSchedule::kInterleaved) options.run_noise = 0.0;
-    // What the sides differ in by design is listed, not warned about.
-    options.expected_differences = experiment.expected_differences();
+    // What the sides differ in by design is listed, not warned about; turns assume no spread.
+    options = experiment.compare_options(options);
     options.validate();  // before anything trains
     const AbExperimentResult runs = run_ab_experiment(experiment);
     if (runs.exit_code != 0) {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "recompdiag/core/compare.h"
 #include "recompdiag/reports/prometheus_exporter.h"
 #include "recompdiag/trainer/config.h"
 
@@ -71,6 +72,10 @@ struct AbExperimentOptions {
   /// configs differ by design: "config.mode", "mode", "config.faults", ... A comparison lists
   /// them without warning.
   std::vector<std::string> expected_differences() const;
+  /// `base` fitted to this experiment: its expected differences listed, and no assumed
+  /// run-to-run spread when the runs take turns (they share the machine's state, which is what
+  /// CompareOptions::run_noise stands for); runs one after the other keep base's.
+  CompareOptions compare_options(CompareOptions base) const;
 };
 
 /// What an experiment produced.
