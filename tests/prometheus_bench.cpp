@@ -194,7 +194,6 @@ int run(int argc, char** argv) {
 
   recompdiag::MetricsOptions options;
   options.listen_addr = "127.0.0.1:0";
-  options.http_threads = 2;
   recompdiag::PrometheusExporter exporter(options);
   exporter.on_run_start(recompdiag::test::synthetic_header("mutable", "bench"));
   const auto steps = make_steps(1024);

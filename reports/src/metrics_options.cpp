@@ -119,6 +119,9 @@ void validate(const MetricsOptions& options) {
     throw InputError("metrics push timeout must be > 0 seconds");
   }
   if (options.http_threads < 1) throw InputError("metrics HTTP threads must be >= 1");
+  if (options.http_request_timeout_ms < 1) {
+    throw InputError("metrics HTTP request timeout must be >= 1 ms");
+  }
   if (options.push_job.empty()) throw InputError("metrics push job name must not be empty");
 }
 

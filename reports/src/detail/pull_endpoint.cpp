@@ -10,6 +10,7 @@
 #include <exception>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "recompdiag/core/error.h"
 
@@ -36,8 +37,12 @@ PullEndpoint::PullEndpoint(const MetricsOptions& options,
     : listen_(parse_listen_address(options.listen_addr)) {
   const std::string bind = listen_.host + ":" + std::to_string(listen_.port);
   try {
-    exposer_ =
-        std::make_unique<prometheus::Exposer>(bind, static_cast<std::size_t>(options.http_threads));
+    // civetweb serves a connection per worker thread until the request is read or times out:
+    // its 30 s default request timeout let two silent connections starve every scrape. A short
+    // timeout and more workers keep 1,000 held connections from doing so (tests/metrics_abuse).
+    exposer_ = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+        "listening_ports", bind, "num_threads", std::to_string(options.http_threads),
+        "request_timeout_ms", std::to_string(options.http_request_timeout_ms)});
   } catch (const std::exception&) {
     // civetweb's exception does not say why; a plain bind gets the kernel's reason.
     check_listen_address_free(options);

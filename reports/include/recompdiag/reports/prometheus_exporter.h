@@ -44,8 +44,16 @@ struct MetricsOptions {
   std::string push_job = "recompdiag";
   /// The push waits at most this long, then warns and lets training finish.
   double push_timeout_seconds = 10.0;
-  /// HTTP worker threads of the pull endpoint (civetweb). Scrapes beyond this many at once queue.
-  int http_threads = 2;
+  /// HTTP worker threads of the pull endpoint (civetweb, one connection per thread at a time).
+  /// Connections beyond this many wait in civetweb's queue, so held or slow connections delay
+  /// scrapes by about held x `http_request_timeout_ms` / `http_threads`: 1,000 held connections
+  /// cost a scrape under 3 s with the defaults (tests/metrics_abuse.sh).
+  int http_threads = 16;
+  /// How long a connection may take to send its request (and each response write may take)
+  /// before civetweb drops it. Short, because a silent or slow client holds a worker thread for
+  /// this long; a scraper sends its request at once after connecting. civetweb's own default is
+  /// 30,000 ms, with which 2 held connections starve every scrape.
+  int http_request_timeout_ms = 200;
   /// Where warnings go (one line each). nullptr = std::cerr. Not owned.
   std::ostream* warnings = nullptr;
 };
