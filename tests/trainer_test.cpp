@@ -277,3 +277,26 @@ TEST_CASE(
     for (const auto& s : r->sink.steps) CHECK(s.optimizer->lr_effective == doctest::Approx(s.lr));
   }
 }
+
+TEST_CASE("progress goes to the sink: one report per epoch, its loss the mean of its steps") {
+  struct CollectingProgress : trainer::ProgressSink {
+    std::vector<trainer::EpochProgress> epochs;
+    void on_epoch_end(const trainer::EpochProgress& p) override { epochs.push_back(p); }
+  } progress;
+  TrainConfig c = small_config(TrainMode::kMutable);
+  CollectingSink sink;
+  TwoPhaseTrainer trainer(c);
+  trainer.add_sink(sink);
+  trainer.set_progress(&progress);
+  trainer.run();
+  REQUIRE(progress.epochs.size() == 9);
+  const trainer::EpochProgress& last_of_phase1 = progress.epochs[5];
+  CHECK(last_of_phase1.phase == 1);
+  CHECK(last_of_phase1.epoch == 5);
+  CHECK(last_of_phase1.epochs == 6);
+  CHECK(last_of_phase1.steps_done == 24);
+  CHECK(last_of_phase1.loss == doctest::Approx(mean_loss(sink.steps, 20, 24)));
+  CHECK(progress.epochs[6].phase == 2);
+  CHECK(progress.epochs[6].lr == doctest::Approx(0.001));
+  CHECK(std::string(progress.epochs[8].mode) == "mutable");
+}

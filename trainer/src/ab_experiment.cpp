@@ -79,7 +79,8 @@ pid_t start_child(const RunSpec& run, bool quiet, TurnToken* token,
     RunFileSink file(run.path);
     trainer.add_sink(file);
     if (metrics) trainer.add_sink(*metrics);
-    trainer.set_progress(!quiet);
+    trainer::TerminalProgress progress(stdout);
+    if (!quiet) trainer.set_progress(&progress);
     if (token) trainer.set_epoch_barrier([token] { token->wait(); });
     StopOnSignals stop(trainer);
     TrainResult r = trainer.run();

@@ -1,5 +1,6 @@
 // `recompdiag train`: one two-phase run, every step written to a run file.
 
+#include <cstdio>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -54,7 +55,8 @@ void add_train_command(CLI::App& app, CommandContext& ctx) {
     RunFileSink file(out);
     trainer.add_sink(file);
     if (metrics) trainer.add_sink(*metrics);
-    trainer.set_progress(!s.flags.quiet);
+    trainer::TerminalProgress progress(stdout);
+    if (!s.flags.quiet) trainer.set_progress(&progress);
     StopOnSignals stop(trainer);
     TrainResult result = trainer.run();
     if (stop.signal() != 0) throw Interrupted(stop.signal(), "train (" + out + ")");

@@ -13,6 +13,7 @@
 #include "recompdiag/core/record_sink.h"
 #include "recompdiag/probes/monitor.h"
 #include "recompdiag/trainer/config.h"
+#include "recompdiag/trainer/progress.h"
 
 namespace recompdiag {
 
@@ -40,8 +41,9 @@ class TwoPhaseTrainer {
 
   /// Attaches a sink (not owned; must outlive run()).
   void add_sink(RecordSink& sink);
-  /// Prints a Keras-like progress line per epoch to stdout (when it is a terminal).
-  void set_progress(bool on);
+  /// Reports every finished epoch to `progress` (not owned; must outlive run()), or to nobody
+  /// when null (the default). `trainer::TerminalProgress` prints Keras's line.
+  void set_progress(trainer::ProgressSink* progress);
   /// Called before every epoch (before a phase's setup for its first epoch), outside step timing;
   /// the time spent in it is left out of the summary's elapsed time. `recompdiag ab` uses it to
   /// make two runs take turns epoch by epoch, so that a machine getting faster or slower affects

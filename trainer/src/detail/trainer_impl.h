@@ -1,0 +1,110 @@
+#pragma once
+// The trainer's state and the operations on it, private to the trainer. The work is split by job:
+// trainer.cpp holds the run loop, time_steps() and the one function that records a step;
+// phase_switch.cpp what happens between steps (compiles, the optimizer's handoff at a phase switch,
+// lr changes, the per-epoch fault effects); run_header.cpp the header. Pulls in LibTorch.
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "detail/extra_work.h"
+#include "detail/fault_effects.h"
+#include "recompdiag/core/record.h"
+#include "recompdiag/core/record_sink.h"
+#include "recompdiag/probes/monitor.h"
+#include "recompdiag/trainer/model.h"
+#include "recompdiag/trainer/progress.h"
+#include "recompdiag/trainer/trainer.h"
+
+namespace recompdiag {
+
+/// Where a step sits in the run: what its record says besides the measurements.
+struct StepPosition {
+  int64_t step = 0;
+  int phase = 1;  ///< 1-based.
+  int epoch = 0;
+  int64_t step_in_phase = 0;
+};
+
+struct TwoPhaseTrainer::Impl {
+  TrainConfig config;
+  torch::Device device{torch::kCPU};
+  RunHeader header;
+  std::vector<RecordSink*> sinks;
+  trainer::ProgressSink* progress = nullptr;  // not owned; null: no progress
+  bool ran = false;
+  std::function<void()> epoch_barrier;
+  std::atomic<bool> stop_requested{false};  // request_stop(), from a signal handler
+
+  SeqModel model{nullptr};
+  std::vector<torch::Tensor> params;
+  std::vector<Batch> batches;
+  std::unique_ptr<CompiledStep> step;
+  std::unique_ptr<torch::optim::Adam> adam;
+  torch::Tensor loss_weights;  // mutable mode: the tensor the compiled step reads
+  int64_t compiles = 0;
+  int64_t bench_step = 0;  // time_steps() only
+
+  /// The seam between backward and clipping: every parameter's gradient is complete and local.
+  /// Empty for a single process; data-parallel training averages the gradients across ranks here,
+  /// so clipping and the optimizer step see the same gradients on every rank.
+  std::function<void(const std::vector<torch::Tensor>& params)> on_gradients_ready;
+
+  /// Hands the monitor's events (ours and its alerts) to every sink.
+  struct EventFanOut : RecordSink {
+    std::vector<RecordSink*>* sinks = nullptr;
+    void on_event(const EventRecord& e) override {
+      for (RecordSink* s : *sinks) s->on_event(e);
+    }
+  } fan_out;
+  std::unique_ptr<Monitor> monitor;               // null with --no-monitor
+  std::unique_ptr<detail::ExtraWork> extra_work;  // the extra-work fault; null when healthy
+  // Faults (faults.h): what `leak` keeps alive, and `deopt`'s hold on the profiling count.
+  std::vector<std::unique_ptr<CompiledStep>> leaked_steps;
+  std::vector<std::unique_ptr<torch::optim::Adam>> leaked_optimizers;
+  std::unique_ptr<detail::ProfilingNeverCompletes> deopt;
+  double lr_requested = 0.0;  // the lr last asked for: in effect unless lr-trap
+
+  bool has(FaultKind kind) const { return config.faults.has(kind); }
+
+  /// Records an event: through the monitor when it runs (so its rules know compile reasons and
+  /// phases), straight to the sinks when it does not.
+  void emit(const EventRecord& e);
+
+  // trainer.cpp
+
+  /// One optimisation step on batch `b`; writes (loss, cat loss, bin loss) to `host`.
+  void train_step(size_t b, const torch::Tensor* weights_arg, float host[3]);
+  /// One recorded step, the same for run() and time_steps(): `monitor` (may be null) brackets it,
+  /// the step (with the extra-work fault's work) is timed into `rec.wall_ms`, the record is
+  /// completed at `at` and handed to every sink. `rec` is reused across steps; on return it holds
+  /// this step's record, alerts included.
+  void record_step(const StepPosition& at, size_t batch, const torch::Tensor* weights_arg,
+                   Monitor* monitor, const std::vector<RecordSink*>& to, StepRecord& rec);
+
+  // phase_switch.cpp
+
+  /// Compiles the step for `weights` (constants in recompile mode) and records the compile event.
+  void compile(const std::vector<double>& weights, int64_t at_step, int phase,
+               const std::string& reason);
+  /// Makes `rebuilt` the optimizer (the old one is kept alive by `leak`) and tells the monitor.
+  void use_optimizer(std::unique_ptr<torch::optim::Adam> rebuilt, double requested_lr);
+  /// Sets the lr in place in every param group; with `lr-trap`, on a copy of the options.
+  void change_lr(double lr);
+  /// Rebuilds Adam, by `handoff`; with `lr-trap` the new lr goes to a copy of the old options.
+  void rebuild_optimizer(double lr, OptimizerHandoff handoff, int64_t at_step, int phase);
+  /// The switch into phase `index` (0-based, > 0): new loss weights and lr, by the mode's means.
+  void switch_phase(size_t index, int64_t at_step);
+  /// recompile-storm and leak: before every epoch but a phase's first, the step is compiled
+  /// again, as when a value that changes every epoch (the lr) is a compile-time constant; leak
+  /// also rebuilds Adam (state migrated) and keeps every old unit and optimizer alive.
+  void start_epoch(const PhaseConfig& phase_config, int64_t at_step, int phase, int epoch);
+};
+
+/// "%g" of an lr, as events and progress print it.
+std::string format_lr(double lr);
+
+}  // namespace recompdiag
