@@ -228,6 +228,34 @@ TEST_CASE("report files are written atomically") {
   }
 }
 
+TEST_CASE("report files: devices are written in place, links kept, directories refused") {
+  namespace fs = std::filesystem;
+  test::TempDir dir;
+  // Renaming over /dev/null would replace the device with a regular file (we may run as root).
+  write_file_atomically("/dev/null", std::string("discarded"));
+  CHECK(fs::is_character_file("/dev/null"));
+  if (fs::exists("/dev/full")) {
+    // A device that is full: the environment failed, not the input (exit 1).
+    CHECK_THROWS_AS(write_file_atomically("/dev/full", std::string(1 << 16, 'x')), IoError);
+    CHECK(fs::is_character_file("/dev/full"));
+  }
+  const std::string real = dir.file("real.md");
+  const std::string link = dir.file("link.md");
+  write_file_atomically(real, std::string("old"));
+  fs::create_symlink(real, link);
+  write_file_atomically(link, std::string("new"));
+  CHECK(fs::is_symlink(link));
+  CHECK(test::read_text(real) == "new");
+  CHECK_THROWS_WITH_AS(write_file_atomically(dir.path().string(), std::string("x")),
+                       doctest::Contains("is a directory"), InputError);
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(dir.path())) {
+    (void)e;
+    ++files;
+  }
+  CHECK(files == 2);  // no temporaries left
+}
+
 TEST_CASE("write_ab_reports writes the three reports and returns the Markdown") {
   test::TempDir dir;
   const std::string out_dir = dir.file("ab");

@@ -17,12 +17,43 @@
 
 namespace recompdiag::reports {
 
+namespace {
+
+// Streams `fill` into `path` as it stands, for a target that is not a regular file (/dev/stdout,
+// a pipe): renaming over it would replace the device or the link itself.
+void write_in_place(const std::string& path, const std::function<void(std::ostream&)>& fill) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw InputError("cannot write '" + path + "': " + std::strerror(errno));
+  fill(out);
+  out.flush();
+  if (!out) throw IoError("cannot write '" + path + "': write failed (disk full?)");
+}
+
+}  // namespace
+
 void write_file_atomically(const std::string& path,
                            const std::function<void(std::ostream&)>& fill) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);  // follows links
+  if (fs::is_directory(status)) throw InputError("cannot write '" + path + "': is a directory");
+  if (fs::exists(status) && !fs::is_regular_file(status)) return write_in_place(path, fill);
+  // A link to a regular file stays a link: its target is replaced.
+  std::string target = path;
+  if (fs::is_symlink(fs::symlink_status(path, ec))) {
+    const fs::path real = fs::canonical(path, ec);
+    if (!ec) target = real.string();
+  }
   // The temporary file lives next to the target so rename() stays within one filesystem.
-  std::string tmp = path + ".tmp.XXXXXX";
+  std::string tmp = target + ".tmp.XXXXXX";
   const int fd = ::mkstemp(tmp.data());
-  if (fd < 0) throw InputError("cannot write '" + path + "': " + std::strerror(errno));
+  if (fd < 0) {
+    // No room for even an empty file is the environment; a missing or read-only directory is
+    // the user's input.
+    const std::string why = "cannot write '" + path + "': " + std::strerror(errno);
+    if (errno == ENOSPC || errno == EDQUOT || errno == EFBIG) throw IoError(why);
+    throw InputError(why);
+  }
   ::close(fd);
   try {
     {
@@ -30,17 +61,20 @@ void write_file_atomically(const std::string& path,
       if (!out) throw InputError("cannot write '" + path + "': " + std::strerror(errno));
       fill(out);
       out.flush();
-      if (!out) throw InputError("cannot write '" + path + "': write failed");
+      // A full disk or a file-size limit: the previous file is untouched (exit 1, not 2).
+      if (!out) throw IoError("cannot write '" + path + "': write failed (disk full?)");
     }
-    // Make the content durable before the name points at it.
+    // Make the content durable before the name points at it; a failed fsync is a lost write.
     const int sync_fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC);
     if (sync_fd >= 0) {
-      ::fsync(sync_fd);
+      const bool synced = ::fsync(sync_fd) == 0;
+      const int sync_errno = errno;
       ::close(sync_fd);
+      if (!synced) throw IoError("cannot write '" + path + "': " + std::strerror(sync_errno));
     }
     ::chmod(tmp.c_str(), 0644);
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-      throw InputError("cannot write '" + path + "': " + std::strerror(errno));
+    if (std::rename(tmp.c_str(), target.c_str()) != 0) {
+      throw IoError("cannot write '" + path + "': " + std::strerror(errno));
     }
   } catch (...) {
     std::remove(tmp.c_str());

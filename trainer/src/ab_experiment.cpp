@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <set>
@@ -16,6 +17,7 @@
 #include "recompdiag/core/compare.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/run_io.h"
+#include "recompdiag/trainer/exit_codes.h"
 #include "recompdiag/trainer/stop_signals.h"
 #include "recompdiag/trainer/trainer.h"
 
@@ -94,27 +96,27 @@ pid_t start_child(const RunSpec& run, bool quiet, TurnToken* token,
                   run.label.c_str(), static_cast<long long>(r.summary.steps), r.summary.elapsed_s,
                   static_cast<long long>(r.compiles));
     }
-  } catch (const InputError& e) {
-    std::fprintf(stderr, "recompdiag: error: %s\n", e.what());
-    code = 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "recompdiag: error: %s run failed: %s\n", run.label.c_str(), e.what());
-    code = 1;
+  } catch (...) {
+    // The same line and code as `recompdiag train` would give: the parent exits with it.
+    code = report_error(std::current_exception(), std::cerr, run.label + " run: ");
   }
   std::fflush(nullptr);
   ::_exit(code);
 }
 
-/// Waits for a child; returns its exit code (1 when a signal ended it).
+/// Waits for a child; returns its exit code (exit_code_of_wait_status: 3 when it crashed).
 int wait_child(pid_t pid, const std::string& label, detail::ForwardSignals& forward) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   forward.remove(pid);
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  std::fprintf(stderr, "recompdiag: error: %s run was killed by signal %d\n", label.c_str(),
-               WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-  return 1;
+  const int code = exit_code_of_wait_status(status);
+  if (WIFSIGNALED(status)) {
+    std::fprintf(stderr, "recompdiag: %s%s run was killed by signal %d (%s)\n",
+                 code == kExitInternal ? "internal error: " : "error: ", label.c_str(),
+                 WTERMSIG(status), strsignal(WTERMSIG(status)));
+  }
+  return code;
 }
 
 /// Runs A and B of one pair at once, taking turns epoch by epoch; `b_first` gives B the first

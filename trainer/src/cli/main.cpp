@@ -4,9 +4,8 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "recompdiag/core/error.h"
 #include "recompdiag/core/version.h"
-#include "recompdiag/trainer/stop_signals.h"
+#include "recompdiag/trainer/exit_codes.h"
 
 int main(int argc, char** argv) {
   using recompdiag::cli::CommandContext;
@@ -35,25 +34,8 @@ int main(int argc, char** argv) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     std::cerr << "recompdiag: error: " << e.what() << "\n";
     return 2;
-  } catch (const recompdiag::InputError& e) {
-    std::cerr << "recompdiag: error: " << e.what() << "\n";
-    return 2;
-  } catch (const recompdiag::IoError& e) {
-    std::cerr << "recompdiag: error: " << e.what() << "\n";
-    return 1;
-  } catch (const recompdiag::Interrupted& e) {
-    std::cerr << "recompdiag: " << e.what() << "\n";
-    return e.exit_code();
-  } catch (const std::exception& e) {
-    // Anything else is our fault, not the input's: one line (LibTorch appends a backtrace to
-    // its messages), and an exit code apart from bad input. Run files are flushed line by line,
-    // so every completed step is already on disk.
-    const std::string what = e.what();
-    std::cerr << "recompdiag: internal error: " << what.substr(0, what.find('\n')) << "\n";
-    return 3;
   } catch (...) {
-    std::cerr << "recompdiag: internal error: unknown exception\n";
-    return 3;
+    return recompdiag::report_error(std::current_exception(), std::cerr);
   }
   return ctx.exit_code;
 }

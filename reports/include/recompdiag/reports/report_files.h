@@ -12,17 +12,20 @@
 
 namespace recompdiag::reports {
 
-/// Writes `content` to `path` atomically. Throws InputError naming the path when the directory
-/// is missing or not writable.
+/// Writes `content` to `path` atomically, as the overload below does.
 void write_file_atomically(const std::string& path, const std::string& content);
 
-/// Lets `fill` write the file's content to a stream, then renames it into place atomically.
-/// Throws InputError naming the path when it cannot be written; the temporary file is removed.
+/// Lets `fill` write the file's content to a temporary file next to `path`, then renames it into
+/// place atomically (a link to a regular file keeps pointing at it). A `path` that exists and is
+/// not a regular file (/dev/stdout, a pipe) is written in place, never replaced. Throws
+/// InputError naming the path when its directory is missing or not writable or it is a
+/// directory; IoError when the writing fails (disk full, file-size limit), leaving the previous
+/// file untouched. The temporary file is removed on any failure.
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& fill);
 
 /// Writes DIR/report.md, DIR/report.html and DIR/report.json for an already computed comparison,
 /// creating DIR if needed. Returns the Markdown report. Throws InputError when DIR cannot be
-/// written.
+/// written, IoError when the disk fills up.
 std::string write_reports(const Comparison& comparison, const std::string& out_dir);
 
 /// What `recompdiag ab` writes after training both modes: compares the recompile run (baseline,

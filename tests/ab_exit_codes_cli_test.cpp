@@ -1,0 +1,141 @@
+// `recompdiag ab` exits as `train` would when one of its children fails (README's table): a crash
+// is an internal error (3), a run file that cannot be written is 1. Bad input (2) and signals
+// (130/143) are in cli_test.cpp.
+
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "test_util.h"
+
+namespace {
+
+using namespace recompdiag;
+
+// A config long enough (minutes) that the test decides when the runs end.
+const std::vector<std::string> kLongSmall = {
+    "ab",        "--epochs",  "200,100", "--steps-per-epoch", "10", "--batch-size",
+    "4",         "--seq-len", "6",       "--hidden",          "8",  "--quiet",
+    "--threads", "1"};
+
+// Starts `recompdiag ARGS...` with stderr to `err` and RLIMIT_FSIZE at `fsize` (0: unlimited).
+pid_t start(std::vector<std::string> args, const std::string& err, rlim_t fsize = 0) {
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    if (fsize != 0) {
+      const rlimit limit{fsize, fsize};
+      ::setrlimit(RLIMIT_FSIZE, &limit);
+    }
+    if (!std::freopen(err.c_str(), "w", stderr)) ::_exit(126);
+    std::vector<char*> argv{const_cast<char*>(RECOMPDIAG_BIN)};
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(RECOMPDIAG_BIN, argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+int wait_exit_code(pid_t pid) {
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  return WEXITSTATUS(status);
+}
+
+// The processes whose parent is `parent` (from /proc/PID/stat's fourth field).
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> kids;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    const auto close = line.rfind(')');  // the command name may hold spaces
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    char state;
+    pid_t ppid = 0;
+    if (rest >> state >> ppid && ppid == parent) kids.push_back(std::stoi(name));
+  }
+  return kids;
+}
+
+int64_t step_lines(const std::string& path) {
+  const std::string text = test::read_text(path);
+  int64_t n = 0;
+  for (size_t pos = 0; (pos = text.find("\"type\":\"step\"", pos)) != std::string::npos; ++pos) ++n;
+  return n;
+}
+
+// The lines of `path` that begin with "recompdiag: ".
+std::vector<std::string> tool_lines(const std::string& path) {
+  std::vector<std::string> lines;
+  std::istringstream in(test::read_text(path));
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("recompdiag: ", 0) == 0) lines.push_back(line);
+  }
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE("ab exits 3 when its runs crash, naming the signal") {
+  test::TempDir dir;
+  const std::string out = dir.file("ab");
+  const std::string err = dir.file("stderr.txt");
+  std::vector<std::string> args = kLongSmall;
+  args.insert(args.end(), {"--out-dir", out});
+  const pid_t ab = start(args, err);
+  for (int i = 0; i < 1200 && step_lines(out + "/mutable.jsonl") < 10; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const std::vector<pid_t> runs = children_of(ab);
+  REQUIRE(runs.size() == 2);
+  for (const pid_t run : runs) ::kill(run, SIGSEGV);  // as a bug in a run would
+  CHECK(wait_exit_code(ab) == 3);
+  const std::vector<std::string> lines = tool_lines(err);
+  CHECK(lines.size() == 2);  // one per run
+  for (const std::string& line : lines) {
+    CAPTURE(line);
+    CHECK(line.rfind("recompdiag: internal error: ", 0) == 0);
+    CHECK(line.find("killed by signal") != std::string::npos);
+  }
+  CHECK_FALSE(std::filesystem::exists(out + "/report.md"));  // no verdict on crashed runs
+}
+
+TEST_CASE("ab exits 1 when its run files cannot be written, each run saying so once") {
+  test::TempDir dir;
+  const std::string out = dir.file("ab");
+  const std::string err = dir.file("stderr.txt");
+  std::vector<std::string> args = kLongSmall;
+  args.insert(args.end(), {"--out-dir", out});
+  constexpr rlim_t kLimit = 48 * 1024;  // the header and a few dozen steps per run
+  CHECK(wait_exit_code(start(args, err, kLimit)) == 1);
+  const std::vector<std::string> lines = tool_lines(err);
+  CHECK(lines.size() == 2);
+  for (const std::string& line : lines) {
+    CAPTURE(line);
+    CHECK(line.rfind("recompdiag: error: ", 0) == 0);
+    CHECK(line.find("run: cannot write run file") != std::string::npos);
+  }
+  for (const char* run : {"/recompile.jsonl", "/mutable.jsonl"}) {
+    CAPTURE(run);
+    CHECK(std::filesystem::file_size(out + run) == kLimit);
+    CHECK(step_lines(out + run) >= 20);
+  }
+  CHECK_FALSE(std::filesystem::exists(out + "/report.md"));
+}

@@ -1,0 +1,43 @@
+#pragma once
+/// \file
+/// The exit codes every recompdiag command shares (README, "Commands"), in one place for the
+/// command line and for the children `ab` forks, so that a child's failure reaches the parent's
+/// exit code unchanged:
+///
+///     try {
+///       run_command();
+///     } catch (...) {
+///       return report_error(std::current_exception(), std::cerr);
+///     }
+
+#include <exception>
+#include <ostream>
+#include <string>
+
+namespace recompdiag {
+
+/// Exit code: success.
+inline constexpr int kExitOk = 0;
+/// Exit code: a run failed for its environment (the run file cannot be written: disk full,
+/// file-size limit; a child killed from outside, e.g. by the kernel's OOM killer).
+inline constexpr int kExitRunFailed = 1;
+/// Exit code: bad input (a flag, a file, a config that cannot fit).
+inline constexpr int kExitBadInput = 2;
+/// Exit code: an internal error, i.e. a bug of ours (an unexpected exception, a crashed child).
+inline constexpr int kExitInternal = 3;
+
+/// Writes the one line that `error` deserves to `err` and returns its exit code: `InputError` ->
+/// "recompdiag: error: ..." and 2; `IoError` -> the same line and 1; `Interrupted` ->
+/// "recompdiag: <what>" and 128 + its signal; anything else -> "recompdiag: internal error: ..."
+/// (the first line of what(): LibTorch appends a backtrace) and 3. `context`, when not empty,
+/// goes before the message ("mutable run: "). `error` must not be null. Never throws.
+int report_error(const std::exception_ptr& error, std::ostream& err,
+                 const std::string& context = "");
+
+/// The exit code a parent gives for a child's `waitpid` status: the child's own exit code; for a
+/// child ended by a signal, 128 + the signal for SIGINT and SIGTERM (a stop that was asked for),
+/// 1 for SIGKILL (killed from outside: the OOM killer, a job scheduler) and 3 for any other
+/// (SIGSEGV, SIGABRT...: a crash is a bug).
+int exit_code_of_wait_status(int status);
+
+}  // namespace recompdiag

@@ -1,0 +1,46 @@
+#include "recompdiag/trainer/exit_codes.h"
+
+#include <sys/wait.h>
+
+#include <csignal>
+
+#include "recompdiag/core/error.h"
+#include "recompdiag/trainer/stop_signals.h"
+
+namespace recompdiag {
+
+int report_error(const std::exception_ptr& error, std::ostream& err, const std::string& context) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const InputError& e) {
+    err << "recompdiag: error: " << context << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const IoError& e) {
+    err << "recompdiag: error: " << context << e.what() << "\n";
+    return kExitRunFailed;
+  } catch (const Interrupted& e) {
+    err << "recompdiag: " << context << e.what() << "\n";
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    // Anything else is our fault, not the input's: one line (LibTorch appends a backtrace to
+    // its messages), and an exit code apart from bad input. Run files are flushed line by line,
+    // so every completed step is already on disk.
+    const std::string what = e.what();
+    err << "recompdiag: internal error: " << context << what.substr(0, what.find('\n')) << "\n";
+    return kExitInternal;
+  } catch (...) {
+    err << "recompdiag: internal error: " << context << "unknown exception\n";
+    return kExitInternal;
+  }
+}
+
+int exit_code_of_wait_status(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (!WIFSIGNALED(status)) return kExitInternal;
+  const int signal = WTERMSIG(status);
+  if (signal == SIGINT || signal == SIGTERM) return 128 + signal;
+  if (signal == SIGKILL) return kExitRunFailed;
+  return kExitInternal;
+}
+
+}  // namespace recompdiag
