@@ -9,7 +9,7 @@
 
 #include "recompdiag/core/error.h"
 
-namespace recompdiag {
+namespace recompdiag::trainer {
 
 namespace {
 
@@ -74,9 +74,9 @@ TEST_CASE("ab experiment: bad options are InputErrors before anything runs") {
   CHECK_THROWS_AS(o.validate(), InputError);
 }
 
-}  // namespace recompdiag
+}  // namespace recompdiag::trainer
 
-namespace recompdiag {
+namespace recompdiag::trainer {
 
 TEST_CASE("compare options: turns assume no run-to-run spread, runs in sequence keep it") {
   AbExperimentOptions o;  // recompile against mutable
@@ -92,4 +92,4 @@ TEST_CASE("compare options: turns assume no run-to-run spread, runs in sequence 
   CHECK(o.compare_options(base).threshold == base.threshold);
 }
 
-}  // namespace recompdiag
+}  // namespace recompdiag::trainer

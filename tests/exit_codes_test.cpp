@@ -17,6 +17,7 @@
 #include "recompdiag/trainer/stop_signals.h"
 
 using namespace recompdiag;
+using namespace recompdiag::trainer;
 
 namespace {
 

@@ -7,7 +7,7 @@
 
 #include "recompdiag/trainer/trainer.h"
 
-namespace recompdiag {
+namespace recompdiag::trainer {
 
 TEST_CASE("extra work calibrates on steps 5-24, then adds the same work to every step") {
   detail::ExtraWork work(10.0);
@@ -45,4 +45,4 @@ TEST_CASE("extra-work is injected: the run trains exactly as the healthy one doe
   CHECK(slowed.final_parameters == healthy.final_parameters);
 }
 
-}  // namespace recompdiag
+}  // namespace recompdiag::trainer

@@ -13,7 +13,7 @@
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/trainer/trainer.h"
 
-namespace recompdiag {
+namespace recompdiag::trainer {
 
 namespace {
 
@@ -138,4 +138,4 @@ TEST_CASE("faults: state-dtype and the GPU-only faults need CUDA") {
   }
 }
 
-}  // namespace recompdiag
+}  // namespace recompdiag::trainer

@@ -7,7 +7,7 @@
 
 #include "recompdiag/core/error.h"
 
-namespace recompdiag {
+namespace recompdiag::trainer {
 
 TEST_CASE("the memory estimate scales with batch and sequence, not parameters") {
   TrainConfig small;
@@ -54,4 +54,4 @@ TEST_CASE("available host memory is read from this machine") {
   CHECK(*available > 0.0);
 }
 
-}  // namespace recompdiag
+}  // namespace recompdiag::trainer

@@ -41,7 +41,7 @@ std::vector<std::string> split(const std::string& text, char sep) {
 }
 
 int run(int argc, char** argv) {
-  recompdiag::MetricsOptions options;
+  recompdiag::reports::MetricsOptions options;
   options.listen_addr = "127.0.0.1:0";
   double seconds = 6.0;
   double step_ms = 3.0;
@@ -78,7 +78,7 @@ int run(int argc, char** argv) {
       throw recompdiag::InputError("unknown flag " + flag);
     }
   }
-  recompdiag::PrometheusExporter exporter(options);
+  recompdiag::reports::PrometheusExporter exporter(options);
   if (!port_file.empty()) {
     std::ofstream(port_file + ".tmp") << exporter.bound_port() << "\n";
     std::rename((port_file + ".tmp").c_str(), port_file.c_str());

@@ -321,7 +321,7 @@ TEST_CASE("monitor: a small trainer loop gets its sections, alerts and events") 
   torch::manual_seed(0);
   torch::nn::Linear model(4, 2);
   torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
-  MonitorOptions options;
+  probes::MonitorOptions options;
   options.log_alerts = false;
   options.health.warmup_steps = 2;
   std::vector<Alert> seen;
@@ -329,7 +329,7 @@ TEST_CASE("monitor: a small trainer loop gets its sections, alerts and events") 
   std::vector<StepRecord> records;
   bool cupti_available = false;
   {
-    Monitor monitor(*model, adam, options);
+    probes::Monitor monitor(*model, adam, options);
     cupti_available = monitor.cupti_availability().available;
     const nlohmann::json probes_json = monitor.probe_availability();
     CHECK(probes_json[sections::kDispatch]["available"] == true);
@@ -352,7 +352,7 @@ TEST_CASE("monitor: a small trainer loop gets its sections, alerts and events") 
       }
       StepRecord rec;
       {
-        StepGuard step_guard(monitor, rec, step);
+        probes::StepGuard step_guard(monitor, rec, step);
         adam.zero_grad();
         torch::Tensor loss = unit->run_method("loss", model(torch::ones({8, 4}))).toTensor();
         loss.backward();
@@ -455,11 +455,11 @@ TEST_CASE("GPU: CUPTI and dispatcher probes see kernels, copies and syncs on CUD
 TEST_CASE("monitor: sampled dispatcher still observes the start and every step after an event") {
   torch::nn::Linear model(4, 2);
   torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
-  MonitorOptions options;
+  probes::MonitorOptions options;
   options.log_alerts = false;
   options.dispatcher_sample_every = 5;
   options.dispatcher_full_steps_after_event = 3;
-  Monitor monitor(*model, adam, options);
+  probes::Monitor monitor(*model, adam, options);
   std::vector<int64_t> observed;
   for (int64_t step = 0; step < 14; ++step) {
     if (step == 7) monitor.note_event(EventKind::kCompile, "recompiled");
@@ -495,11 +495,11 @@ TEST_CASE("a null step probe reports its reason and writes nothing") {
 TEST_CASE("monitor: disabled probes are null objects, the others still fill their sections") {
   torch::nn::Linear model(4, 2);
   torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
-  MonitorOptions options;
+  probes::MonitorOptions options;
   options.log_alerts = false;
   options.dispatcher = false;
   options.placement = false;
-  Monitor monitor(*model, adam, options);
+  probes::Monitor monitor(*model, adam, options);
   const nlohmann::json availability = monitor.probe_availability();
   for (const char* name : {sections::kDispatch, sections::kPlacement}) {
     CAPTURE(name);

@@ -71,7 +71,7 @@ std::vector<recompdiag::StepRecord> make_steps(std::size_t n) {
   return steps;
 }
 
-double ns_per_on_step(recompdiag::PrometheusExporter& exporter, int64_t iterations,
+double ns_per_on_step(recompdiag::reports::PrometheusExporter& exporter, int64_t iterations,
                       const std::vector<recompdiag::StepRecord>& steps) {
   const auto t0 = Clock::now();
   for (int64_t i = 0; i < iterations; ++i) {
@@ -88,8 +88,8 @@ struct StepTimes {
 };
 
 // Steps of `work_iterations` plus on_step until `seconds` have passed.
-StepTimes train(recompdiag::PrometheusExporter& exporter, int64_t work_iterations, double seconds,
-                const std::vector<recompdiag::StepRecord>& steps) {
+StepTimes train(recompdiag::reports::PrometheusExporter& exporter, int64_t work_iterations,
+                double seconds, const std::vector<recompdiag::StepRecord>& steps) {
   std::vector<double> ms;
   const auto start = Clock::now();
   while (seconds_since(start) < seconds) {
@@ -192,9 +192,9 @@ int run(int argc, char** argv) {
     return scraped.errors > 0 ? 1 : 0;
   }
 
-  recompdiag::MetricsOptions options;
+  recompdiag::reports::MetricsOptions options;
   options.listen_addr = "127.0.0.1:0";
-  recompdiag::PrometheusExporter exporter(options);
+  recompdiag::reports::PrometheusExporter exporter(options);
   exporter.on_run_start(recompdiag::test::synthetic_header("mutable", "bench"));
   const auto steps = make_steps(1024);
   const int port = exporter.bound_port();

@@ -16,7 +16,7 @@
 #include "recompdiag/core/health.h"
 #include "recompdiag/core/record_fields.h"
 
-namespace recompdiag {
+namespace recompdiag::reports {
 namespace {
 
 using test::http_get;
@@ -369,4 +369,4 @@ TEST_CASE("the exporter keeps serving for hold_seconds after the run ends") {
 }
 
 }  // namespace
-}  // namespace recompdiag
+}  // namespace recompdiag::reports

@@ -11,6 +11,7 @@
 #include "torch_doctest.h"
 
 using namespace recompdiag;
+using namespace recompdiag::trainer;
 
 namespace {
 

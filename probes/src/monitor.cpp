@@ -11,7 +11,7 @@
 #include "detail/step_probes.h"
 #include "recompdiag/probes/nvtx.h"
 
-namespace recompdiag {
+namespace recompdiag::probes {
 namespace {
 
 nlohmann::json availability_json(const Availability& a) {
@@ -25,54 +25,54 @@ constexpr char kDisabled[] = "disabled by MonitorOptions";
 Monitor::Monitor(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
                  MonitorOptions options)
     : options_(std::move(options)), health_(options_.health, options_.expected_device) {
-  probes::ExpectedDevice check(options_.expected_device);  // throws InputError when malformed
+  ExpectedDevice check(options_.expected_device);  // throws InputError when malformed
   // End order: the dispatcher first, so that nothing the monitor does after it counts as the
   // step's ops; begin_step runs the list backwards, so the dispatcher also starts last.
   if (options_.dispatcher) {
-    probes::DispatcherOptions d;
+    DispatcherOptions d;
     d.expected_device = options_.expected_device;
     d.sample_every = options_.dispatcher_sample_every;
     d.signatures = options_.op_signatures;
-    probes_.push_back(std::make_unique<probes::DispatchStepProbe>(d));
+    probes_.push_back(std::make_unique<DispatchStepProbe>(d));
   } else {
-    probes_.push_back(probes::make_null_probe(sections::kDispatch, kDisabled));
+    probes_.push_back(make_null_probe(sections::kDispatch, kDisabled));
   }
   if (options_.jit) {
-    auto jit = std::make_unique<probes::JitStepProbe>();
+    auto jit = std::make_unique<JitStepProbe>();
     jit_ = &jit->probe();
     probes_.push_back(std::move(jit));
   } else {
-    probes_.push_back(probes::make_null_probe(sections::kJit, kDisabled));
+    probes_.push_back(make_null_probe(sections::kJit, kDisabled));
   }
   if (options_.cupti) {
-    auto cupti = probes::make_cupti_probe(options_.cupti_options);
-    probes_.push_back(std::make_unique<probes::CuptiStepProbe>(std::move(cupti)));
+    auto cupti = make_cupti_probe(options_.cupti_options);
+    probes_.push_back(std::make_unique<CuptiStepProbe>(std::move(cupti)));
   } else {
-    probes_.push_back(probes::make_null_probe(sections::kCupti, kDisabled));
+    probes_.push_back(make_null_probe(sections::kCupti, kDisabled));
   }
   if (options_.optimizer) {
-    auto probe = std::make_unique<probes::OptimizerStepProbe>(&optimizer);
+    auto probe = std::make_unique<OptimizerStepProbe>(&optimizer);
     optimizer_ = &probe->probe();
     probes_.push_back(std::move(probe));
   } else {
-    probes_.push_back(probes::make_null_probe(sections::kOptimizer, kDisabled));
+    probes_.push_back(make_null_probe(sections::kOptimizer, kDisabled));
   }
   if (options_.placement) {
-    auto probe = std::make_unique<probes::PlacementStepProbe>(&model, options_.expected_device);
+    auto probe = std::make_unique<PlacementStepProbe>(&model, options_.expected_device);
     placement_ = probe.get();
     probes_.push_back(std::move(probe));
   } else {
-    probes_.push_back(probes::make_null_probe(sections::kPlacement, kDisabled));
+    probes_.push_back(make_null_probe(sections::kPlacement, kDisabled));
   }
   events_.reserve(static_cast<size_t>(std::min<int64_t>(options_.max_queued_events, 256)));
-  if (options_.nvtx) probes::nvtx_push("recompdiag:run");
+  if (options_.nvtx) nvtx_push("recompdiag:run");
 }
 
 Monitor::~Monitor() {
   if (!options_.nvtx) return;
-  if (in_step_) probes::nvtx_pop();
-  if (phase_range_open_) probes::nvtx_pop();
-  probes::nvtx_pop();
+  if (in_step_) nvtx_pop();
+  if (phase_range_open_) nvtx_pop();
+  nvtx_pop();
 }
 
 void Monitor::set_model(torch::nn::Module& model) {
@@ -114,12 +114,12 @@ void Monitor::note_event(EventKind kind, std::string reason, nlohmann::json deta
     if (options_.nvtx) {
       // Phase ranges enclose steps: close the step's range around the swap if
       // one is open.
-      if (in_step_) probes::nvtx_pop();
-      if (phase_range_open_) probes::nvtx_pop();
+      if (in_step_) nvtx_pop();
+      if (phase_range_open_) nvtx_pop();
       const std::string name = "recompdiag:phase " + std::to_string(phase_);
-      probes::nvtx_push(name.c_str());
+      nvtx_push(name.c_str());
       phase_range_open_ = true;
-      if (in_step_) probes::nvtx_push("recompdiag:step");
+      if (in_step_) nvtx_push("recompdiag:step");
     }
   }
   EventRecord event;
@@ -140,8 +140,8 @@ void Monitor::begin_step(int64_t step) {
         std::max(observe_all_until_, step_ + options_.dispatcher_full_steps_after_event);
   }
   in_step_ = true;
-  if (options_.nvtx) probes::nvtx_push("recompdiag:step");
-  const probes::StepBegin begin{step_, step_ < observe_all_until_};
+  if (options_.nvtx) nvtx_push("recompdiag:step");
+  const StepBegin begin{step_, step_ < observe_all_until_};
   for (auto it = probes_.rbegin(); it != probes_.rend(); ++it) (*it)->begin_step(begin);
   step_start_ = std::chrono::steady_clock::now();
 }
@@ -153,7 +153,7 @@ void Monitor::end_step(StepRecord& record) {
     record.wall_ms = std::chrono::duration<double, std::milli>(now - step_start_).count();
   }
   record.step = step_;
-  if (options_.nvtx && in_step_) probes::nvtx_pop();
+  if (options_.nvtx && in_step_) nvtx_pop();
   in_step_ = false;
 
   last_alerts_ = health_.evaluate(record);
@@ -180,7 +180,7 @@ nlohmann::json Monitor::probe_availability() const {
   nlohmann::json out = nlohmann::json::object();
   for (const auto& probe : probes_) out[probe->name()] = availability_json(probe->availability());
   out["nvtx"] = !options_.nvtx ? availability_json(Availability{false, kDisabled})
-                : probes::nvtx_enabled()
+                : nvtx_enabled()
                     ? availability_json(Availability{true, ""})
                     : availability_json(Availability{false, "built without NVTX3 headers"});
   return out;
@@ -193,4 +193,4 @@ Availability Monitor::cupti_availability() const {
   return Availability{false, kDisabled};
 }
 
-}  // namespace recompdiag
+}  // namespace recompdiag::probes

@@ -14,7 +14,7 @@
 #include "recompdiag/core/error.h"
 #include "recompdiag/reports/prometheus_exporter.h"
 
-namespace recompdiag {
+namespace recompdiag::reports {
 namespace {
 
 // Digits only, 0..65535; -1 otherwise.
@@ -156,4 +156,4 @@ bool metrics_requested(const MetricsOptions& options) {
   return !options.listen_addr.empty() || !options.pushgateway_url.empty();
 }
 
-}  // namespace recompdiag
+}  // namespace recompdiag::reports

@@ -22,7 +22,7 @@
 #include "recompdiag/core/health.h"
 #include "recompdiag/core/record_fields.h"
 
-namespace recompdiag {
+namespace recompdiag::reports {
 namespace {
 
 using prometheus::Counter;
@@ -347,4 +347,4 @@ std::unique_ptr<RecordSink> make_metrics_sink(const MetricsOptions& options) {
   return std::make_unique<PrometheusExporter>(options);
 }
 
-}  // namespace recompdiag
+}  // namespace recompdiag::reports

@@ -5,7 +5,7 @@
 #include "recompdiag/core/error.h"
 #include "recompdiag/reports/prometheus_exporter.h"
 
-namespace recompdiag {
+namespace recompdiag::reports {
 
 bool prometheus_available() { return false; }
 
@@ -20,4 +20,4 @@ std::unique_ptr<RecordSink> make_metrics_sink(const MetricsOptions& options) {
       "rebuild)");
 }
 
-}  // namespace recompdiag
+}  // namespace recompdiag::reports

@@ -12,10 +12,10 @@ int main() {
   torch::nn::Linear model(8, 1);
   torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(1e-3));
 
-  recompdiag::MonitorOptions options;
+  recompdiag::probes::MonitorOptions options;
   options.expected_device = "cpu";
   options.log_alerts = false;
-  recompdiag::Monitor monitor(*model, optimizer, options);
+  recompdiag::probes::Monitor monitor(*model, optimizer, options);
   monitor.set_requested_lr(1e-3);
 
   nlohmann::json steps = nlohmann::json::array();
@@ -29,7 +29,7 @@ int main() {
     }
     recompdiag::StepRecord record;
     {
-      recompdiag::StepGuard guard(monitor, record, step);
+      recompdiag::probes::StepGuard guard(monitor, record, step);
       optimizer.zero_grad();
       torch::Tensor loss = torch::mse_loss(model(x), y);
       loss.backward();

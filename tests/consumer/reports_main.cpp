@@ -34,8 +34,8 @@ int main(int argc, char** argv) {
 
   int64_t steps_served = -1;
 #ifdef CONSUMER_HAVE_PROMETHEUS
-  recompdiag::MetricsOptions options;  // no listen address: exposition() only, no server
-  recompdiag::PrometheusExporter exporter(options);
+  recompdiag::reports::MetricsOptions options;  // no listen address: exposition() only, no server
+  recompdiag::reports::PrometheusExporter exporter(options);
   exporter.on_run_start(b.header);
   for (const recompdiag::StepRecord& step : b.steps) exporter.on_step(step);
   const std::string text = exporter.exposition();
@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
                         {"steps_b", b.steps.size()},
                         {"exit_code", recompdiag::exit_code_for(comparison.verdict)},
                         {"report_schema", parsed.value("schema", -1)},
-                        {"prometheus_available", recompdiag::prometheus_available()},
+                        {"prometheus_available", recompdiag::reports::prometheus_available()},
                         {"steps_served", steps_served}};
   std::cout << out.dump() << std::endl;
   return 0;

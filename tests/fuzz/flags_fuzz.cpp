@@ -30,25 +30,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     switch (data[0] % 5) {
       case 0:
-        for (double v : recompdiag::parse_number_list(text, "--lr")) require(std::isfinite(v));
+        for (double v : recompdiag::trainer::parse_number_list(text, "--lr"))
+          require(std::isfinite(v));
         break;
       case 1:
-        for (const auto& phase : recompdiag::parse_phase_weights(text, "--loss-weights")) {
+        for (const auto& phase : recompdiag::trainer::parse_phase_weights(text, "--loss-weights")) {
           require(!phase.empty());
         }
         break;
       case 2: {
-        const recompdiag::FaultSet faults = recompdiag::parse_faults(text);
+        const recompdiag::trainer::FaultSet faults = recompdiag::trainer::parse_faults(text);
         // What parses must print back to the same set.
-        const recompdiag::FaultSet again = recompdiag::parse_faults(faults.to_string());
+        const recompdiag::trainer::FaultSet again =
+            recompdiag::trainer::parse_faults(faults.to_string());
         require(again.kinds == faults.kinds && again.extra_work_pct == faults.extra_work_pct);
         break;
       }
       case 3:
-        (void)recompdiag::parse_listen_address(text);
+        (void)recompdiag::reports::parse_listen_address(text);
         break;
       case 4:
-        (void)recompdiag::parse_pushgateway_url(text);
+        (void)recompdiag::reports::parse_pushgateway_url(text);
         break;
     }
   } catch (const recompdiag::InputError&) {

@@ -21,7 +21,7 @@
 #include "recompdiag/trainer/stop_signals.h"
 #include "recompdiag/trainer/trainer.h"
 
-namespace recompdiag {
+namespace recompdiag::trainer {
 
 namespace {
 
@@ -52,7 +52,7 @@ struct RunSpec {
   const TrainConfig* config = nullptr;
   std::string path;
   std::string label;  // "mutable", "extra-work run 2"
-  MetricsOptions metrics;
+  reports::MetricsOptions metrics;
 };
 
 /// Starts one run in a child process, so each starts as cold as a real job does (no JIT,
@@ -77,7 +77,7 @@ pid_t start_child(const RunSpec& run, bool quiet, TurnToken* token,
   int code = 0;
   try {
     TwoPhaseTrainer trainer(*run.config);
-    std::unique_ptr<RecordSink> metrics = make_metrics_sink(run.metrics);
+    std::unique_ptr<RecordSink> metrics = reports::make_metrics_sink(run.metrics);
     RunFileSink file(run.path);
     trainer.add_sink(file);
     if (metrics) trainer.add_sink(*metrics);
@@ -177,7 +177,7 @@ void AbExperimentOptions::validate() const {
   }
   if (repeats < 1) throw InputError("--repeats must be >= 1, got " + std::to_string(repeats));
   if (out_dir.empty()) throw InputError("--out-dir must not be empty");
-  recompdiag::validate(metrics);
+  reports::validate(metrics);
 }
 
 std::string AbExperimentOptions::run_path(char side, int repeat) const {
@@ -211,21 +211,21 @@ AbExperimentResult run_ab_experiment(const AbExperimentOptions& options) {
   std::filesystem::create_directories(options.out_dir, ec);
   if (ec) throw InputError("--out-dir " + options.out_dir + ": " + ec.message());
 
-  MetricsOptions metrics[2] = {options.metrics, options.metrics};
-  for (MetricsOptions& m : metrics) {
+  reports::MetricsOptions metrics[2] = {options.metrics, options.metrics};
+  for (reports::MetricsOptions& m : metrics) {
     // All runs share one `run` label (the dashboard tells the sides apart by mode).
     if (m.run_label.empty()) {
       m.run_label = std::filesystem::path(options.out_dir).filename().string();
     }
   }
-  check_listen_address_free(metrics[0]);
+  reports::check_listen_address_free(metrics[0]);
   const bool interleaved = options.schedule == AbSchedule::kInterleaved;
   if (interleaved && !options.metrics.listen_addr.empty()) {
-    ListenAddress addr = parse_listen_address(options.metrics.listen_addr);
+    reports::ListenAddress addr = reports::parse_listen_address(options.metrics.listen_addr);
     if (addr.port != 0) {
       // Both runs of a pair are alive at once: side B serves on the next port.
       metrics[1].listen_addr = addr.host + ":" + std::to_string(addr.port + 1);
-      check_listen_address_free(metrics[1]);
+      reports::check_listen_address_free(metrics[1]);
       std::fprintf(stderr, "recompdiag: metrics of the %s runs at %s\n", options.b.name.c_str(),
                    metrics[1].listen_addr.c_str());
     }
@@ -286,4 +286,4 @@ int run_in_child(const TrainConfig& config, const std::string& path, const std::
   return code;
 }
 
-}  // namespace recompdiag
+}  // namespace recompdiag::trainer

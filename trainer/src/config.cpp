@@ -5,7 +5,7 @@
 
 #include "recompdiag/core/error.h"
 
-namespace recompdiag {
+namespace recompdiag::trainer {
 
 const char* to_string(TrainMode mode) {
   return mode == TrainMode::kRecompile ? "recompile" : "mutable";
@@ -156,4 +156,4 @@ int64_t TrainConfig::total_steps() const {
   return n;
 }
 
-}  // namespace recompdiag
+}  // namespace recompdiag::trainer

@@ -10,7 +10,7 @@
 #include "recompdiag/trainer/ab_experiment.h"
 #include "recompdiag/trainer/faults.h"
 
-namespace recompdiag {
+namespace recompdiag::trainer {
 
 namespace {
 
@@ -251,4 +251,4 @@ nlohmann::ordered_json diagnose_bench_json(const DiagnoseBenchResult& r) {
             {"alerts_per_1000_steps", rates}}}};
 }
 
-}  // namespace recompdiag
+}  // namespace recompdiag::trainer

@@ -7,7 +7,7 @@
 #include "recompdiag/core/error.h"
 #include "recompdiag/trainer/stop_signals.h"
 
-namespace recompdiag {
+namespace recompdiag::trainer {
 
 int report_error(const std::exception_ptr& error, std::ostream& err, const std::string& context) {
   try {
@@ -43,4 +43,4 @@ int exit_code_of_wait_status(int status) {
   return kExitInternal;
 }
 
-}  // namespace recompdiag
+}  // namespace recompdiag::trainer

@@ -6,7 +6,7 @@
 #include <chrono>
 #include <cmath>
 
-namespace recompdiag::detail {
+namespace recompdiag::trainer::detail {
 
 namespace {
 
@@ -101,4 +101,4 @@ void ExtraWork::after_step(double step_ms) {
   }
 }
 
-}  // namespace recompdiag::detail
+}  // namespace recompdiag::trainer::detail

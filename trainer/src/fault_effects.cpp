@@ -4,7 +4,7 @@
 
 #include <limits>
 
-namespace recompdiag::detail {
+namespace recompdiag::trainer::detail {
 
 ProfilingNeverCompletes::ProfilingNeverCompletes()
     : saved_runs_(torch::jit::getNumProfiledRuns().load()) {
@@ -32,4 +32,4 @@ void set_lr_on_copy(torch::optim::Adam& adam, double lr) {
   options.lr(lr);
 }
 
-}  // namespace recompdiag::detail
+}  // namespace recompdiag::trainer::detail

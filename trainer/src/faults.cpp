@@ -8,7 +8,7 @@
 
 #include "recompdiag/core/error.h"
 
-namespace recompdiag {
+namespace recompdiag::trainer {
 
 const std::vector<FaultInfo>& fault_catalogue() {
   static const std::vector<FaultInfo> catalogue = {
@@ -154,4 +154,4 @@ void print_fault_catalogue(std::ostream& out) {
   }
 }
 
-}  // namespace recompdiag
+}  // namespace recompdiag::trainer

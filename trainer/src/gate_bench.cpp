@@ -10,7 +10,7 @@
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/trainer/ab_experiment.h"
 
-namespace recompdiag {
+namespace recompdiag::trainer {
 
 namespace {
 
@@ -208,4 +208,4 @@ GateBenchResult run_gate_bench(const GateBenchOptions& o) {
   return result;
 }
 
-}  // namespace recompdiag
+}  // namespace recompdiag::trainer

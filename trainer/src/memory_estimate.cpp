@@ -7,7 +7,7 @@
 
 #include "recompdiag/core/error.h"
 
-namespace recompdiag {
+namespace recompdiag::trainer {
 
 namespace {
 
@@ -103,4 +103,4 @@ void check_fits(const MemoryEstimate& need, std::optional<double> available,
                    "); lower --batch-size, --seq-len, --hidden or --steps-per-epoch");
 }
 
-}  // namespace recompdiag
+}  // namespace recompdiag::trainer

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <type_traits>
 
-namespace recompdiag {
+namespace recompdiag::trainer {
 
 namespace {
 
@@ -141,4 +141,4 @@ double current_lr(const torch::optim::Optimizer& optimizer) {
   return optimizer.param_groups().front().options().get_lr();
 }
 
-}  // namespace recompdiag
+}  // namespace recompdiag::trainer

@@ -7,7 +7,7 @@
 
 #include "detail/trainer_impl.h"
 
-namespace recompdiag {
+namespace recompdiag::trainer {
 
 namespace {
 
@@ -156,4 +156,4 @@ void TwoPhaseTrainer::Impl::start_epoch(const PhaseConfig& phase_config, int64_t
   }
 }
 
-}  // namespace recompdiag
+}  // namespace recompdiag::trainer

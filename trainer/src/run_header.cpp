@@ -29,7 +29,7 @@ std::string host_name() {
 }  // namespace
 
 RunHeader make_run_header(const TrainConfig& c, const std::string& device_used, bool cuda_available,
-                          const Monitor* monitor) {
+                          const probes::Monitor* monitor) {
   RunHeader h;
   h.tool_version = kToolVersion;
   h.mode = to_string(c.mode);

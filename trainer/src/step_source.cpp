@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <sstream>
 
-namespace recompdiag {
+namespace recompdiag::trainer {
 
 namespace {
 
@@ -58,4 +58,4 @@ std::string step_source(const StepSpec& spec) {
   return s.str();
 }
 
-}  // namespace recompdiag
+}  // namespace recompdiag::trainer

@@ -6,7 +6,7 @@
 
 #include "detail/forward_signals.h"
 
-namespace recompdiag {
+namespace recompdiag::trainer {
 
 namespace {
 
@@ -108,4 +108,4 @@ int ForwardSignals::signal() const { return g_forward_signal.load(); }
 
 }  // namespace detail
 
-}  // namespace recompdiag
+}  // namespace recompdiag::trainer

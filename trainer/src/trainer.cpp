@@ -11,7 +11,7 @@
 #include "recompdiag/trainer/memory_estimate.h"
 #include "recompdiag/trainer/plateau.h"
 
-namespace recompdiag {
+namespace recompdiag::trainer {
 
 namespace {
 
@@ -64,7 +64,7 @@ void TwoPhaseTrainer::Impl::train_step(size_t b, const torch::Tensor* weights_ar
 }
 
 void TwoPhaseTrainer::Impl::record_step(const StepPosition& at, size_t batch,
-                                        const torch::Tensor* weights_arg, Monitor* monitor,
+                                        const torch::Tensor* weights_arg, probes::Monitor* monitor,
                                         const std::vector<RecordSink*>& to, StepRecord& rec) {
   if (monitor) monitor->begin_step(at.step);
   const auto t0 = Clock::now();
@@ -122,12 +122,12 @@ TwoPhaseTrainer::TwoPhaseTrainer(TrainConfig config) : impl_(std::make_unique<Im
   m.lr_requested = c.phases.front().lr;
   m.fan_out.sinks = &m.sinks;
   if (c.monitor) {
-    MonitorOptions options;
+    probes::MonitorOptions options;
     options.expected_device = m.device.str();
     options.event_sink = &m.fan_out;
     options.log_alerts = c.log_alerts;
     options.dispatcher_sample_every = c.dispatch_sample_every;
-    m.monitor = std::make_unique<Monitor>(*m.model, *m.adam, options);
+    m.monitor = std::make_unique<probes::Monitor>(*m.model, *m.adam, options);
     m.monitor->set_requested_lr(c.phases.front().lr);
   }
 
@@ -258,7 +258,8 @@ TrainResult TwoPhaseTrainer::run() {
   return result;
 }
 
-std::vector<double> TwoPhaseTrainer::time_steps(int steps, const MonitorOptions* monitor_options,
+std::vector<double> TwoPhaseTrainer::time_steps(int steps,
+                                                const probes::MonitorOptions* monitor_options,
                                                 RecordSink* sink) {
   Impl& m = *impl_;
   TORCH_CHECK(!m.ran, "time_steps is for a trainer that does not run()");
@@ -277,11 +278,11 @@ std::vector<double> TwoPhaseTrainer::time_steps(int steps, const MonitorOptions*
   }
   // The monitor built in the constructor would observe every block; benchmarks attach their own.
   m.monitor.reset();
-  std::unique_ptr<Monitor> monitor;
+  std::unique_ptr<probes::Monitor> monitor;
   if (monitor_options) {
-    MonitorOptions options = *monitor_options;
+    probes::MonitorOptions options = *monitor_options;
     options.expected_device = m.device.str();
-    monitor = std::make_unique<Monitor>(*m.model, *m.adam, options);
+    monitor = std::make_unique<probes::Monitor>(*m.model, *m.adam, options);
     monitor->set_requested_lr(current_lr(*m.adam));
     monitor->watch(m.step->unit());
   }
@@ -302,4 +303,4 @@ std::vector<double> TwoPhaseTrainer::time_steps(int steps, const MonitorOptions*
   return times;
 }
 
-}  // namespace recompdiag
+}  // namespace recompdiag::trainer

@@ -12,7 +12,7 @@
 #include "recompdiag/reports/report_files.h"
 #include "recompdiag/trainer/ab_experiment.h"
 
-namespace recompdiag::cli {
+namespace recompdiag::trainer::cli {
 
 namespace {
 
@@ -23,7 +23,7 @@ struct AbCommand {
   double alpha = 0.05;
   bool sequential = false;
   int repeats = 1;
-  MetricsOptions metrics;
+  reports::MetricsOptions metrics;
 };
 
 }  // namespace
@@ -103,4 +103,4 @@ void add_ab_command(CLI::App& app, CommandContext& ctx) {
   });
 }
 
-}  // namespace recompdiag::cli
+}  // namespace recompdiag::trainer::cli

@@ -19,7 +19,7 @@
 #include "recompdiag/core/synthetic_run.h"
 #include "recompdiag/reports/renderer.h"
 
-namespace recompdiag::cli {
+namespace recompdiag::trainer::cli {
 
 namespace {
 
@@ -158,4 +158,4 @@ void add_bench_compare_command(CLI::App& bench, CommandContext& ctx) {
   });
 }
 
-}  // namespace recompdiag::cli
+}  // namespace recompdiag::trainer::cli

@@ -10,7 +10,7 @@
 #include "recompdiag/reports/report_files.h"
 #include "recompdiag/trainer/diagnose_bench.h"
 
-namespace recompdiag::cli {
+namespace recompdiag::trainer::cli {
 
 namespace {
 
@@ -104,4 +104,4 @@ void add_bench_diagnose_command(CLI::App& bench, CommandContext& ctx) {
   });
 }
 
-}  // namespace recompdiag::cli
+}  // namespace recompdiag::trainer::cli

@@ -10,7 +10,7 @@
 #include "recompdiag/reports/report_files.h"
 #include "recompdiag/trainer/gate_bench.h"
 
-namespace recompdiag::cli {
+namespace recompdiag::trainer::cli {
 
 namespace {
 
@@ -105,4 +105,4 @@ void add_bench_gate_command(CLI::App& bench, CommandContext& ctx) {
   });
 }
 
-}  // namespace recompdiag::cli
+}  // namespace recompdiag::trainer::cli

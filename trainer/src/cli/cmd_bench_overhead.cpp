@@ -12,7 +12,7 @@
 #include "recompdiag/reports/prometheus_exporter.h"
 #include "recompdiag/trainer/trainer.h"
 
-namespace recompdiag::cli {
+namespace recompdiag::trainer::cli {
 
 namespace {
 
@@ -56,20 +56,20 @@ void add_bench_overhead_command(CLI::App& bench, CommandContext& ctx) {
     TwoPhaseTrainer trainer(config);
 
     std::unique_ptr<RecordSink> exporter;
-    if (prometheus_available()) {
-      MetricsOptions metrics;
+    if (reports::prometheus_available()) {
+      reports::MetricsOptions metrics;
       metrics.listen_addr = "127.0.0.1:0";
-      exporter = make_metrics_sink(metrics);
+      exporter = reports::make_metrics_sink(metrics);
       exporter->on_run_start(trainer.header());
     }
-    MonitorOptions full;
+    probes::MonitorOptions full;
     full.log_alerts = false;
     full.dispatcher_full_steps_after_event = 0;  // every step anyway
-    MonitorOptions sampled = full;
+    probes::MonitorOptions sampled = full;
     sampled.dispatcher_sample_every = s.sample_every;  // steady state: no event windows
     struct Arm {
       std::string name;
-      const MonitorOptions* monitor;
+      const probes::MonitorOptions* monitor;
       RecordSink* sink;
       std::vector<double> times;
     };
@@ -114,4 +114,4 @@ void add_bench_overhead_command(CLI::App& bench, CommandContext& ctx) {
   });
 }
 
-}  // namespace recompdiag::cli
+}  // namespace recompdiag::trainer::cli

@@ -12,7 +12,7 @@
 #include "recompdiag/reports/report_files.h"
 #include "recompdiag/reports/trace_writer.h"
 
-namespace recompdiag::cli {
+namespace recompdiag::trainer::cli {
 
 namespace {
 
@@ -143,4 +143,4 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
   });
 }
 
-}  // namespace recompdiag::cli
+}  // namespace recompdiag::trainer::cli

@@ -10,7 +10,7 @@
 #include "recompdiag/trainer/stop_signals.h"
 #include "recompdiag/trainer/trainer.h"
 
-namespace recompdiag::cli {
+namespace recompdiag::trainer::cli {
 
 namespace {
 
@@ -18,7 +18,7 @@ struct TrainCommand {
   TrainFlags flags;
   std::string mode = "recompile";
   std::string out;
-  MetricsOptions metrics;
+  reports::MetricsOptions metrics;
 };
 
 }  // namespace
@@ -50,7 +50,7 @@ void add_train_command(CLI::App& app, CommandContext& ctx) {
     validate(s.metrics);
     TwoPhaseTrainer trainer(config);
     // Binds the metrics port (a port in use is bad input) before the run file exists.
-    std::unique_ptr<RecordSink> metrics = make_metrics_sink(s.metrics);
+    std::unique_ptr<RecordSink> metrics = reports::make_metrics_sink(s.metrics);
     const std::string out = s.out.empty() ? std::string("recompdiag-") + s.mode + ".jsonl" : s.out;
     RunFileSink file(out);
     trainer.add_sink(file);
@@ -70,4 +70,4 @@ void add_train_command(CLI::App& app, CommandContext& ctx) {
   });
 }
 
-}  // namespace recompdiag::cli
+}  // namespace recompdiag::trainer::cli

@@ -5,7 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
-namespace recompdiag::cli {
+namespace recompdiag::trainer::cli {
 
 /// Shared between main and the subcommand callbacks.
 struct CommandContext {
@@ -21,4 +21,4 @@ void add_bench_compare_command(CLI::App& bench, CommandContext& ctx);
 void add_bench_gate_command(CLI::App& bench, CommandContext& ctx);
 void add_bench_diagnose_command(CLI::App& bench, CommandContext& ctx);
 
-}  // namespace recompdiag::cli
+}  // namespace recompdiag::trainer::cli

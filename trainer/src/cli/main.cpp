@@ -8,7 +8,7 @@
 #include "recompdiag/trainer/exit_codes.h"
 
 int main(int argc, char** argv) {
-  using recompdiag::cli::CommandContext;
+  using recompdiag::trainer::cli::CommandContext;
   // Past a file-size limit, write() then fails with EFBIG and the run stops with one clear line,
   // instead of the process dying of SIGXFSZ without a word.
   std::signal(SIGXFSZ, SIG_IGN);
@@ -18,15 +18,15 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("recompdiag ") + recompdiag::kToolVersion);
   app.require_subcommand(1);
   CommandContext ctx;
-  recompdiag::cli::add_train_command(app, ctx);
-  recompdiag::cli::add_compare_command(app, ctx);
-  recompdiag::cli::add_ab_command(app, ctx);
+  recompdiag::trainer::cli::add_train_command(app, ctx);
+  recompdiag::trainer::cli::add_compare_command(app, ctx);
+  recompdiag::trainer::cli::add_ab_command(app, ctx);
   CLI::App* bench = app.add_subcommand("bench", "Benchmarks that print figures");
   bench->require_subcommand(1);
-  recompdiag::cli::add_bench_compare_command(*bench, ctx);
-  recompdiag::cli::add_bench_overhead_command(*bench, ctx);
-  recompdiag::cli::add_bench_gate_command(*bench, ctx);
-  recompdiag::cli::add_bench_diagnose_command(*bench, ctx);
+  recompdiag::trainer::cli::add_bench_compare_command(*bench, ctx);
+  recompdiag::trainer::cli::add_bench_overhead_command(*bench, ctx);
+  recompdiag::trainer::cli::add_bench_gate_command(*bench, ctx);
+  recompdiag::trainer::cli::add_bench_diagnose_command(*bench, ctx);
 
   try {
     app.parse(argc, argv);
@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
     std::cerr << "recompdiag: error: " << e.what() << "\n";
     return 2;
   } catch (...) {
-    return recompdiag::report_error(std::current_exception(), std::cerr);
+    return recompdiag::trainer::report_error(std::current_exception(), std::cerr);
   }
   return ctx.exit_code;
 }

@@ -8,16 +8,16 @@
 
 #include "recompdiag/reports/prometheus_exporter.h"
 
-namespace recompdiag::cli {
+namespace recompdiag::trainer::cli {
 
 /// Adds --metrics-addr, --pushgateway and --metrics-hold to `cmd`, bound to `options` (which must
 /// outlive parsing). Values are checked by `validate` / `make_metrics_sink`, which throw
 /// `InputError`, not by CLI11, so a bad address exits 2 like every other bad input.
-inline void add_metrics_flags(CLI::App& cmd, MetricsOptions& options) {
+inline void add_metrics_flags(CLI::App& cmd, reports::MetricsOptions& options) {
   cmd.add_option("--metrics-addr", options.listen_addr,
                  "Serve Prometheus metrics at HOST[:PORT]/metrics while training (off by "
                  "default; port " +
-                     std::to_string(kDefaultMetricsPort) + " when omitted, 0 = any free)")
+                     std::to_string(reports::kDefaultMetricsPort) + " when omitted, 0 = any free)")
       ->group("Live metrics");
   cmd.add_option("--pushgateway", options.pushgateway_url,
                  "Push all metrics to this Pushgateway URL (http://HOST[:PORT]) at run end; an "
@@ -29,4 +29,4 @@ inline void add_metrics_flags(CLI::App& cmd, MetricsOptions& options) {
       ->group("Live metrics");
 }
 
-}  // namespace recompdiag::cli
+}  // namespace recompdiag::trainer::cli

@@ -8,7 +8,7 @@
 
 #include "recompdiag/core/error.h"
 
-namespace recompdiag::cli {
+namespace recompdiag::trainer::cli {
 
 std::vector<std::string> expand_run_paths(const std::vector<std::string>& specs,
                                           const std::string& flag) {
@@ -58,4 +58,4 @@ std::vector<RunFile> read_run_set(const std::vector<std::string>& paths) {
   return out;
 }
 
-}  // namespace recompdiag::cli
+}  // namespace recompdiag::trainer::cli

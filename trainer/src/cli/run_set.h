@@ -7,7 +7,7 @@
 
 #include "recompdiag/core/run_io.h"
 
-namespace recompdiag::cli {
+namespace recompdiag::trainer::cli {
 
 /// Expands each of `specs` (given with `flag`): a directory gives its *.jsonl files in name
 /// order, a pattern with * ? or [ gives its matches in name order, anything else is a file
@@ -20,4 +20,4 @@ std::vector<std::string> expand_run_paths(const std::vector<std::string>& specs,
 /// cannot be read, which names it.
 std::vector<RunFile> read_run_set(const std::vector<std::string>& paths);
 
-}  // namespace recompdiag::cli
+}  // namespace recompdiag::trainer::cli

@@ -4,7 +4,7 @@
 
 #include "recompdiag/core/error.h"
 
-namespace recompdiag::cli {
+namespace recompdiag::trainer::cli {
 
 void add_train_flags(CLI::App& cmd, TrainFlags& f) {
   TrainConfig& c = f.config;
@@ -99,4 +99,4 @@ TrainConfig to_config(const TrainFlags& f) {
   return c;
 }
 
-}  // namespace recompdiag::cli
+}  // namespace recompdiag::trainer::cli

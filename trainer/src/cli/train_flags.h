@@ -6,7 +6,7 @@
 
 #include "recompdiag/trainer/config.h"
 
-namespace recompdiag::cli {
+namespace recompdiag::trainer::cli {
 
 /// Raw flag values, turned into a TrainConfig by to_config().
 struct TrainFlags {
@@ -29,4 +29,4 @@ bool wants_fault_list(const TrainFlags& flags);
 /// Builds and validates the config; throws InputError for bad values.
 TrainConfig to_config(const TrainFlags& flags);
 
-}  // namespace recompdiag::cli
+}  // namespace recompdiag::trainer::cli

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace recompdiag::detail {
+namespace recompdiag::trainer::detail {
 
 /// Calibrates itself on the run's own steps, then adds the same amount of work to every step.
 ///
@@ -50,4 +50,4 @@ class ExtraWork {
   std::vector<double> tmp_;
 };
 
-}  // namespace recompdiag::detail
+}  // namespace recompdiag::trainer::detail

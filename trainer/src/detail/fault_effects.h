@@ -6,7 +6,7 @@
 
 #include <cstddef>
 
-namespace recompdiag::detail {
+namespace recompdiag::trainer::detail {
 
 /// The `deopt` fault: while alive, graph executors that start profiling never finish, so the
 /// step keeps running its profiling plan (profile nodes, no optimized plan, no differentiable
@@ -35,4 +35,4 @@ void cast_adam_state(torch::optim::Adam& adam, torch::ScalarType dtype);
 /// the lr in effect (the param groups') unchanged.
 void set_lr_on_copy(torch::optim::Adam& adam, double lr);
 
-}  // namespace recompdiag::detail
+}  // namespace recompdiag::trainer::detail

@@ -5,7 +5,7 @@
 
 #include <sys/types.h>
 
-namespace recompdiag::detail {
+namespace recompdiag::trainer::detail {
 
 /// While alive, SIGINT and SIGTERM are recorded and sent on to the registered children. One per
 /// process at a time. Neither copyable nor movable.
@@ -27,4 +27,4 @@ class ForwardSignals {
   static constexpr int kMaxChildren = 8;
 };
 
-}  // namespace recompdiag::detail
+}  // namespace recompdiag::trainer::detail

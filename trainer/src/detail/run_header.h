@@ -12,6 +12,6 @@ namespace recompdiag::trainer::detail {
 /// The header for a run of `config` on `device_used` ("cpu", "cuda:0"); `monitor` (null with
 /// --no-monitor) gives the probes' availability. Stamps the start time (UTC) and host name.
 RunHeader make_run_header(const TrainConfig& config, const std::string& device_used,
-                          bool cuda_available, const Monitor* monitor);
+                          bool cuda_available, const probes::Monitor* monitor);
 
 }  // namespace recompdiag::trainer::detail

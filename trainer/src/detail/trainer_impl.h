@@ -19,7 +19,7 @@
 #include "recompdiag/trainer/progress.h"
 #include "recompdiag/trainer/trainer.h"
 
-namespace recompdiag {
+namespace recompdiag::trainer {
 
 /// Where a step sits in the run: what its record says besides the measurements.
 struct StepPosition {
@@ -60,7 +60,7 @@ struct TwoPhaseTrainer::Impl {
       for (RecordSink* s : *sinks) s->on_event(e);
     }
   } fan_out;
-  std::unique_ptr<Monitor> monitor;               // null with --no-monitor
+  std::unique_ptr<probes::Monitor> monitor;       // null with --no-monitor
   std::unique_ptr<detail::ExtraWork> extra_work;  // the extra-work fault; null when healthy
   // Faults (faults.h): what `leak` keeps alive, and `deopt`'s hold on the profiling count.
   std::vector<std::unique_ptr<CompiledStep>> leaked_steps;
@@ -83,7 +83,7 @@ struct TwoPhaseTrainer::Impl {
   /// completed at `at` and handed to every sink. `rec` is reused across steps; on return it holds
   /// this step's record, alerts included.
   void record_step(const StepPosition& at, size_t batch, const torch::Tensor* weights_arg,
-                   Monitor* monitor, const std::vector<RecordSink*>& to, StepRecord& rec);
+                   probes::Monitor* monitor, const std::vector<RecordSink*>& to, StepRecord& rec);
 
   // phase_switch.cpp
 
@@ -107,4 +107,4 @@ struct TwoPhaseTrainer::Impl {
 /// "%g" of an lr, as events and progress print it.
 std::string format_lr(double lr);
 
-}  // namespace recompdiag
+}  // namespace recompdiag::trainer

@@ -5,14 +5,14 @@
 /// where the optimizer state lives, and which health rules fired.
 ///
 /// \code
-///   recompdiag::MonitorOptions options;
+///   recompdiag::probes::MonitorOptions options;
 ///   options.expected_device = "cuda";
-///   recompdiag::Monitor monitor(*model, optimizer, options);
+///   recompdiag::probes::Monitor monitor(*model, optimizer, options);
 ///   monitor.watch(compiled_unit);  // each torch::jit::compile result
 ///   for (int64_t step = 0; step < steps; ++step) {
 ///     recompdiag::StepRecord record;
 ///     {
-///       recompdiag::StepGuard guard(monitor, record, step);  // begin_step ... end_step
+///       recompdiag::probes::StepGuard guard(monitor, record, step);  // begin_step ... end_step
 ///       // forward, backward, optimizer.step(), read the loss
 ///     }
 ///     // record.dispatch, jit, optimizer, placement, cupti and record.alerts are filled
@@ -42,14 +42,12 @@ namespace torch::jit {
 struct CompilationUnit;
 }  // namespace torch::jit
 
-namespace recompdiag {
+namespace recompdiag::probes {
 
-namespace probes {
 class JitProbe;
 class OptimizerStateProbe;
 class PlacementStepProbe;
 class StepProbe;
-}  // namespace probes
 
 /// Configuration of a Monitor. Plain data; copy freely.
 struct MonitorOptions {
@@ -71,7 +69,7 @@ struct MonitorOptions {
   int64_t dispatcher_full_steps_after_event = 20;
   /// Hash first-seen op signatures (the dispatcher cache-miss count).
   bool op_signatures = true;
-  probes::CuptiOptions cupti_options;
+  CuptiOptions cupti_options;
   /// Thresholds of the health rules.
   HealthOptions health;
   /// Called on the training thread for every alert, inside end_step. Must not throw.
@@ -154,10 +152,10 @@ class Monitor {
   MonitorOptions options_;
   // Every probe, one per section, disabled ones as null objects. end_step runs them in order (the
   // dispatcher first), begin_step in reverse (the dispatcher last).
-  std::vector<std::unique_ptr<probes::StepProbe>> probes_;
-  probes::JitProbe* jit_ = nullptr;                   // in probes_, for watch(); null when off
-  probes::OptimizerStateProbe* optimizer_ = nullptr;  // in probes_, for set_optimizer()
-  probes::PlacementStepProbe* placement_ = nullptr;   // in probes_, for set_model()
+  std::vector<std::unique_ptr<StepProbe>> probes_;
+  JitProbe* jit_ = nullptr;                   // in probes_, for watch(); null when off
+  OptimizerStateProbe* optimizer_ = nullptr;  // in probes_, for set_optimizer()
+  PlacementStepProbe* placement_ = nullptr;   // in probes_, for set_model()
   HealthMonitor health_;
   std::vector<EventRecord> events_;
   int64_t events_dropped_ = 0;
@@ -196,4 +194,4 @@ class StepGuard {
   StepRecord& record_;
 };
 
-}  // namespace recompdiag
+}  // namespace recompdiag::probes

@@ -16,7 +16,7 @@
 
 #include "recompdiag/core/record_sink.h"
 
-namespace recompdiag {
+namespace recompdiag::reports {
 
 /// Port used when `--metrics-addr` names a host without a port. 9464 is the port Prometheus's
 /// default-port-allocations list gives to in-process application exporters (OpenTelemetry's
@@ -135,4 +135,4 @@ class PrometheusExporter final : public RecordSink {
 /// prometheus-cpp. Call it before training starts so that these errors exit 2 early.
 std::unique_ptr<RecordSink> make_metrics_sink(const MetricsOptions& options);
 
-}  // namespace recompdiag
+}  // namespace recompdiag::reports

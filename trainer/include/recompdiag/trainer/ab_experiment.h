@@ -20,7 +20,7 @@
 #include "recompdiag/reports/prometheus_exporter.h"
 #include "recompdiag/trainer/config.h"
 
-namespace recompdiag {
+namespace recompdiag::trainer {
 
 /// One side of an experiment.
 struct AbSide {
@@ -61,7 +61,7 @@ struct AbExperimentOptions {
   /// Live metrics of every run (off when no address or gateway is set). Interleaved runs are
   /// alive two at a time: with a fixed port, side B serves on the next port. Runs share one
   /// `run` label (the out directory's name) unless one is set.
-  MetricsOptions metrics;
+  reports::MetricsOptions metrics;
 
   /// Throws InputError with one sentence for the first invalid value (both configs, names,
   /// repeats, metrics options).
@@ -99,4 +99,4 @@ AbExperimentResult run_ab_experiment(const AbExperimentOptions& options);
 int run_in_child(const TrainConfig& config, const std::string& path, const std::string& label,
                  bool quiet);
 
-}  // namespace recompdiag
+}  // namespace recompdiag::trainer

@@ -9,7 +9,7 @@
 
 #include "recompdiag/trainer/faults.h"
 
-namespace recompdiag {
+namespace recompdiag::trainer {
 
 /// How the phase switch changes loss weights and lr.
 enum class TrainMode {
@@ -87,4 +87,4 @@ std::vector<double> parse_number_list(const std::string& text, const std::string
 std::vector<std::vector<double>> parse_phase_weights(const std::string& text,
                                                      const std::string& flag);
 
-}  // namespace recompdiag
+}  // namespace recompdiag::trainer

@@ -21,7 +21,7 @@
 #include "recompdiag/core/convergence.h"
 #include "recompdiag/trainer/config.h"
 
-namespace recompdiag {
+namespace recompdiag::trainer {
 
 /// Settings of run_diagnose_bench(). Plain data.
 struct DiagnoseBenchOptions {
@@ -82,4 +82,4 @@ DiagnoseBenchResult run_diagnose_bench(const DiagnoseBenchOptions& options);
 /// "convergence",...}],"healthy":{"pairs","regression_verdicts","alerts_per_1000_steps"}}.
 nlohmann::ordered_json diagnose_bench_json(const DiagnoseBenchResult& result);
 
-}  // namespace recompdiag
+}  // namespace recompdiag::trainer

@@ -14,7 +14,7 @@
 #include <ostream>
 #include <string>
 
-namespace recompdiag {
+namespace recompdiag::trainer {
 
 /// Exit code: success.
 inline constexpr int kExitOk = 0;
@@ -40,4 +40,4 @@ int report_error(const std::exception_ptr& error, std::ostream& err,
 /// (SIGSEGV, SIGABRT...: a crash is a bug).
 int exit_code_of_wait_status(int status);
 
-}  // namespace recompdiag
+}  // namespace recompdiag::trainer

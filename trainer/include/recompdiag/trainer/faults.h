@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace recompdiag {
+namespace recompdiag::trainer {
 
 /// One injectable fault.
 enum class FaultKind {
@@ -69,4 +69,4 @@ FaultSet parse_faults(const std::string& text, const std::string& flag = "--faul
 /// Writes the catalogue as a table: name, what it does, what the diagnosis should say.
 void print_fault_catalogue(std::ostream& out);
 
-}  // namespace recompdiag
+}  // namespace recompdiag::trainer

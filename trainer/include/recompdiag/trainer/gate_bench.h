@@ -17,7 +17,7 @@
 #include "recompdiag/core/compare.h"
 #include "recompdiag/trainer/config.h"
 
-namespace recompdiag {
+namespace recompdiag::trainer {
 
 /// Settings of run_gate_bench(). Plain data.
 struct GateBenchOptions {
@@ -85,4 +85,4 @@ struct GateBenchResult {
 /// Throws InputError for invalid options or a run that fails.
 GateBenchResult run_gate_bench(const GateBenchOptions& options);
 
-}  // namespace recompdiag
+}  // namespace recompdiag::trainer

@@ -13,7 +13,7 @@
 
 #include "recompdiag/trainer/config.h"
 
-namespace recompdiag {
+namespace recompdiag::trainer {
 
 /// Bytes a run needs, by what holds them. Doubles, so absurd configs cannot overflow.
 struct MemoryEstimate {
@@ -42,4 +42,4 @@ void check_fits(const MemoryEstimate& need, std::optional<double> available,
 /// "1.5 GiB", "320 MiB": for messages.
 std::string format_bytes_binary(double bytes);
 
-}  // namespace recompdiag
+}  // namespace recompdiag::trainer

@@ -13,7 +13,7 @@
 #include "recompdiag/trainer/config.h"
 #include "recompdiag/trainer/step_source.h"
 
-namespace recompdiag {
+namespace recompdiag::trainer {
 
 /// Input projection, one GRU or LSTM layer, and two per-time-step heads (categorical with
 /// `num_classes` logits, binary with one logit). Parameters are plain tensors so the compiled step
@@ -92,4 +92,4 @@ void set_lr(torch::optim::Optimizer& optimizer, double lr);
 /// The lr of the first param group: the one in effect.
 double current_lr(const torch::optim::Optimizer& optimizer);
 
-}  // namespace recompdiag
+}  // namespace recompdiag::trainer

@@ -6,7 +6,7 @@
 
 #include "recompdiag/trainer/config.h"
 
-namespace recompdiag {
+namespace recompdiag::trainer {
 
 /// Watches a loss once per epoch and lowers the lr by `factor` after `patience` epochs without an
 /// improvement of at least `min_delta`, then waits `cooldown` epochs; never below `min_lr`.
@@ -28,4 +28,4 @@ class ReduceLrOnPlateau {
   int cooldown_counter_ = 0;
 };
 
-}  // namespace recompdiag
+}  // namespace recompdiag::trainer

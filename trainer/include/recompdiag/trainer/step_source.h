@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace recompdiag {
+namespace recompdiag::trainer {
 
 /// What the generated step looks like.
 struct StepSpec {
@@ -31,4 +31,4 @@ std::string step_source(const StepSpec& spec);
 /// Formats loss weights as the run file and events show them: "[0.7,0.3]".
 std::string format_weights(const std::vector<double>& weights);
 
-}  // namespace recompdiag
+}  // namespace recompdiag::trainer

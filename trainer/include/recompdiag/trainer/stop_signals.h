@@ -15,7 +15,7 @@
 
 #include "recompdiag/trainer/trainer.h"
 
-namespace recompdiag {
+namespace recompdiag::trainer {
 
 /// While alive, the first SIGINT or SIGTERM asks `trainer` to stop after its current step; a
 /// second one ends the process at once (the default action), for a user who will not wait.
@@ -51,4 +51,4 @@ class Interrupted : public std::runtime_error {
   int signal_;
 };
 
-}  // namespace recompdiag
+}  // namespace recompdiag::trainer

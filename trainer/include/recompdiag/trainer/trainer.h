@@ -15,7 +15,7 @@
 #include "recompdiag/trainer/config.h"
 #include "recompdiag/trainer/progress.h"
 
-namespace recompdiag {
+namespace recompdiag::trainer {
 
 /// What a finished run leaves besides its records, for tests and benchmarks.
 struct TrainResult {
@@ -65,7 +65,7 @@ class TwoPhaseTrainer {
   /// `monitor` attached for these steps only (its observer is removed again on return) or none
   /// when null, each step's record fed to `sink` when given. Returns each step's time in ms,
   /// monitor and sink work included. Blocks can be interleaved to compare setups in one process.
-  std::vector<double> time_steps(int steps, const MonitorOptions* monitor,
+  std::vector<double> time_steps(int steps, const probes::MonitorOptions* monitor,
                                  RecordSink* sink = nullptr);
 
  private:
@@ -77,4 +77,4 @@ class TwoPhaseTrainer {
 /// for and LibTorch sees none.
 std::string resolve_device(const std::string& requested);
 
-}  // namespace recompdiag
+}  // namespace recompdiag::trainer
