@@ -1,6 +1,5 @@
-// The JIT probe. See jit_probe.h. Compiled with NDEBUG forced, like the
-// dispatcher probe, because it installs a RecordFunction callback
-// (RecordFunction's layout depends on NDEBUG).
+// The JIT probe. See jit_probe.h. Compiled with NDEBUG forced, like the dispatcher probe, because
+// it installs a RecordFunction callback (RecordFunction's layout depends on NDEBUG).
 #include "recompdiag/probes/jit_probe.h"
 
 #include <ATen/record_function.h>
@@ -14,22 +13,26 @@
 #include <atomic>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace recompdiag::probes {
 
-struct JitProbe::State {
+namespace {
+
+// What the post pass and the TorchScript-scope callback write, from any thread, without a lock.
+struct JitCounters {
   static constexpr int kMaxNames = 16;
   static constexpr size_t kNameSize = 128;
   std::atomic<int64_t> plan_builds{0};
-  // Names of watched functions and their call counts, written by watch() before
-  // the count that publishes them; read by the TorchScript-scope callback
-  // without a lock.
+  // Names of watched functions and their call counts, written by watch() before the count that
+  // publishes them; read by the callback without a lock.
   std::array<std::array<char, kNameSize>, kMaxNames> names{};
   std::array<std::atomic<int64_t>, kMaxNames> calls{};
   std::atomic<int> name_count{0};
 };
 
-struct JitProbe::Watched {
+// A watched compilation unit and, per function, whether it had an optimized plan at begin_step.
+struct Watched {
   std::weak_ptr<torch::jit::CompilationUnit> unit;
   const torch::jit::CompilationUnit* address = nullptr;
   struct Fn {
@@ -40,14 +43,26 @@ struct JitProbe::Watched {
   std::vector<Fn> functions;
 };
 
+}  // namespace
+
+struct JitProbe::Impl {
+  JitCounters counters;  // the pass holds a pointer to it: Impl never moves (unique_ptr)
+  std::vector<Watched> watched;
+  unsigned int pass_id = 0;
+  bool pass_registered = false;
+  uint64_t callback = 0;
+  int64_t pending_compiles = 0;
+  int64_t plan_builds_at_begin = 0;
+};
+
 namespace {
 
-std::atomic<JitProbe::State*> g_jit_state{nullptr};
+std::atomic<JitCounters*> g_jit_state{nullptr};
 thread_local int t_script_depth = 0;
 
 std::unique_ptr<at::ObserverContext> on_script_start(const at::RecordFunction& fn) {
   if (t_script_depth++ != 0) return nullptr;  // only calls from outside TorchScript
-  JitProbe::State* s = g_jit_state.load(std::memory_order_acquire);
+  JitCounters* s = g_jit_state.load(std::memory_order_acquire);
   if (s == nullptr) return nullptr;
   const char* name = fn.name();
   const int n = s->name_count.load(std::memory_order_acquire);
@@ -64,8 +79,8 @@ void on_script_end(const at::RecordFunction& /*fn*/, at::ObserverContext* /*ctx*
   if (t_script_depth > 0) --t_script_depth;
 }
 
-// The executor of a function's current specialization (grad mode, autocast):
-// the one a call now would use. Creating it is cheap and builds no plan.
+// The executor of a function's current specialization (grad mode, autocast): the one a call now
+// would use. Creating it is cheap and builds no plan.
 torch::jit::GraphExecutor* executor_of(torch::jit::Function& function) {
   torch::jit::GraphFunction* graph_fn = torch::jit::tryToGraphFunction(function);
   if (graph_fn == nullptr) return nullptr;
@@ -81,12 +96,12 @@ bool is_optimized(torch::jit::Function& function) {
   }
 }
 
-int slot_for(JitProbe::State& s, const std::string& name) {
+int slot_for(JitCounters& s, const std::string& name) {
   const int n = s.name_count.load(std::memory_order_relaxed);
   for (int i = 0; i < n; ++i) {
     if (name == s.names[static_cast<size_t>(i)].data()) return i;
   }
-  if (n >= JitProbe::State::kMaxNames || name.size() >= JitProbe::State::kNameSize) return -1;
+  if (n >= JitCounters::kMaxNames || name.size() >= JitCounters::kNameSize) return -1;
   std::memcpy(s.names[static_cast<size_t>(n)].data(), name.c_str(), name.size() + 1);
   s.calls[static_cast<size_t>(n)].store(0, std::memory_order_relaxed);
   s.name_count.store(n + 1, std::memory_order_release);
@@ -95,23 +110,23 @@ int slot_for(JitProbe::State& s, const std::string& name) {
 
 }  // namespace
 
-JitProbe::JitProbe() : state_(std::make_unique<State>()) {
-  watched_.reserve(kMaxWatched);
+JitProbe::JitProbe() : impl_(std::make_unique<Impl>()) {
+  impl_->watched.reserve(kMaxWatched);
   try {
-    State* state = state_.get();
-    pass_id_ = torch::jit::registerPostPass([state](std::shared_ptr<torch::jit::Graph>&) {
-      state->plan_builds.fetch_add(1, std::memory_order_relaxed);
+    JitCounters* counters = &impl_->counters;
+    impl_->pass_id = torch::jit::registerPostPass([counters](std::shared_ptr<torch::jit::Graph>&) {
+      counters->plan_builds.fetch_add(1, std::memory_order_relaxed);
     });
-    pass_registered_ = true;
+    impl_->pass_registered = true;
   } catch (const std::exception& e) {
     availability_.reason = std::string("JIT post pass not registered: ") + e.what();
     return;
   }
-  State* expected = nullptr;
-  if (g_jit_state.compare_exchange_strong(expected, state_.get())) {
+  JitCounters* expected = nullptr;
+  if (g_jit_state.compare_exchange_strong(expected, &impl_->counters)) {
     at::RecordFunctionCallback cb(&on_script_start, &on_script_end);
     cb.scopes({at::RecordScope::TORCHSCRIPT_FUNCTION});
-    callback_ = at::addGlobalCallback(cb);
+    impl_->callback = at::addGlobalCallback(cb);
     availability_.reason.clear();
   } else {
     availability_.reason = "profiling runs not counted: another JIT probe is active";
@@ -120,50 +135,52 @@ JitProbe::JitProbe() : state_(std::make_unique<State>()) {
 }
 
 JitProbe::~JitProbe() {
-  if (callback_ != 0) {
-    at::removeCallback(callback_);
+  if (impl_->callback != 0) {
+    at::removeCallback(impl_->callback);
     g_jit_state.store(nullptr, std::memory_order_release);
   }
-  if (pass_registered_) torch::jit::clearPostPass(pass_id_);
+  if (impl_->pass_registered) torch::jit::clearPostPass(impl_->pass_id);
 }
 
 void JitProbe::watch(const std::shared_ptr<torch::jit::CompilationUnit>& unit) {
   if (!unit || !available()) return;
-  for (const Watched& w : watched_) {
+  std::vector<Watched>& watched = impl_->watched;
+  for (const Watched& w : watched) {
     if (w.address == unit.get() && !w.unit.expired()) return;
   }
   // Forget dead units first, then the oldest, to stay within kMaxWatched.
-  watched_.erase(std::remove_if(watched_.begin(), watched_.end(),
-                                [](const Watched& w) { return w.unit.expired(); }),
-                 watched_.end());
-  if (static_cast<int>(watched_.size()) >= kMaxWatched) watched_.erase(watched_.begin());
+  watched.erase(std::remove_if(watched.begin(), watched.end(),
+                               [](const Watched& w) { return w.unit.expired(); }),
+                watched.end());
+  if (static_cast<int>(watched.size()) >= kMaxWatched) watched.erase(watched.begin());
   Watched w;
   w.unit = unit;
   w.address = unit.get();
   for (torch::jit::Function* f : unit->get_functions()) {
     Watched::Fn fn;
     fn.function = f;
-    fn.name_slot = slot_for(*state_, f->name());
+    fn.name_slot = slot_for(impl_->counters, f->name());
     fn.optimized_at_begin = false;  // new: whatever it builds in this step counts
     w.functions.push_back(fn);
   }
-  watched_.push_back(std::move(w));
-  ++pending_compiles_;
+  watched.push_back(std::move(w));
+  ++impl_->pending_compiles;
 }
 
 int64_t JitProbe::watched() const {
   int64_t n = 0;
-  for (const Watched& w : watched_) n += w.unit.expired() ? 0 : 1;
+  for (const Watched& w : impl_->watched) n += w.unit.expired() ? 0 : 1;
   return n;
 }
 
 void JitProbe::begin_step() {
   if (!available()) return;
-  plan_builds_at_begin_ = state_->plan_builds.load(std::memory_order_relaxed);
-  for (int i = 0; i < state_->name_count.load(std::memory_order_relaxed); ++i) {
-    state_->calls[static_cast<size_t>(i)].store(0, std::memory_order_relaxed);
+  JitCounters& c = impl_->counters;
+  impl_->plan_builds_at_begin = c.plan_builds.load(std::memory_order_relaxed);
+  for (int i = 0; i < c.name_count.load(std::memory_order_relaxed); ++i) {
+    c.calls[static_cast<size_t>(i)].store(0, std::memory_order_relaxed);
   }
-  for (Watched& w : watched_) {
+  for (Watched& w : impl_->watched) {
     auto unit = w.unit.lock();
     if (!unit) continue;
     for (Watched::Fn& fn : w.functions) {
@@ -175,26 +192,26 @@ void JitProbe::begin_step() {
 JitStats JitProbe::end_step() {
   JitStats out;
   if (!available()) return out;
-  out.compiles = pending_compiles_;
-  pending_compiles_ = 0;
-  out.plan_builds = state_->plan_builds.load(std::memory_order_relaxed) - plan_builds_at_begin_;
-  plan_builds_at_begin_ = state_->plan_builds.load(std::memory_order_relaxed);
-  for (Watched& w : watched_) {
+  JitCounters& c = impl_->counters;
+  out.compiles = impl_->pending_compiles;
+  impl_->pending_compiles = 0;
+  out.plan_builds = c.plan_builds.load(std::memory_order_relaxed) - impl_->plan_builds_at_begin;
+  impl_->plan_builds_at_begin = c.plan_builds.load(std::memory_order_relaxed);
+  for (Watched& w : impl_->watched) {
     auto unit = w.unit.lock();
     if (!unit) continue;
     for (Watched::Fn& fn : w.functions) {
       if (fn.optimized_at_begin || fn.name_slot < 0) continue;
       const int64_t calls =
-          state_->calls[static_cast<size_t>(fn.name_slot)].load(std::memory_order_relaxed);
-      // The call that found the profile complete built the plan and ran it: not
-      // a profiling run.
+          c.calls[static_cast<size_t>(fn.name_slot)].load(std::memory_order_relaxed);
+      // The call that found the profile complete built the plan and ran it: not a profiling run.
       const bool optimized_now = is_optimized(const_cast<torch::jit::Function&>(*fn.function));
       out.profiling_runs += std::max<int64_t>(0, calls - (optimized_now ? 1 : 0));
       fn.optimized_at_begin = optimized_now;
     }
   }
-  for (int i = 0; i < state_->name_count.load(std::memory_order_relaxed); ++i) {
-    state_->calls[static_cast<size_t>(i)].store(0, std::memory_order_relaxed);
+  for (int i = 0; i < c.name_count.load(std::memory_order_relaxed); ++i) {
+    c.calls[static_cast<size_t>(i)].store(0, std::memory_order_relaxed);
   }
   return out;
 }

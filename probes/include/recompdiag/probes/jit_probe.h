@@ -6,7 +6,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <vector>
 
 #include "recompdiag/core/record.h"
 
@@ -39,6 +38,7 @@ class JitProbe {
   JitProbe(JitProbe&&) = delete;
   JitProbe& operator=(JitProbe&&) = delete;
 
+  /// Whether the post pass is registered, and why not (or why profiling runs are not counted).
   const Availability& availability() const { return availability_; }
   bool available() const { return availability_.available; }
 
@@ -48,22 +48,17 @@ class JitProbe {
   /// Compilation units still alive and watched.
   int64_t watched() const;
 
+  /// Marks the start of a step: notes the plan-build count and which watched functions already
+  /// have an optimized plan.
   void begin_step();
+  /// The step's counts since begin_step (all 0 when unavailable).
   JitStats end_step();
 
-  struct State;  ///< Internal, shared with the pass and the callback.
-
  private:
-  struct Watched;
+  struct Impl;  // the pass's and the callback's counters, the watched units (jit_probe.cpp)
 
   Availability availability_;
-  std::unique_ptr<State> state_;
-  std::vector<Watched> watched_;
-  unsigned int pass_id_ = 0;
-  bool pass_registered_ = false;
-  uint64_t callback_ = 0;
-  int64_t pending_compiles_ = 0;
-  int64_t plan_builds_at_begin_ = 0;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace recompdiag::probes
