@@ -1,3 +1,4 @@
+// compare_run_sets(): checks the runs, analyses them, compares each phase and judges the whole.
 #include "recompdiag/core/compare.h"
 
 #include <algorithm>
@@ -5,7 +6,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <future>
-#include <map>
 #include <set>
 
 #include "detail/compare_parts.h"
@@ -14,52 +14,6 @@
 namespace recompdiag {
 
 namespace {
-
-void flatten(const nlohmann::json& j, const std::string& prefix,
-             std::map<std::string, std::string>& out) {
-  if (j.is_object() && !j.empty()) {
-    for (auto it = j.begin(); it != j.end(); ++it)
-      flatten(it.value(), prefix + "." + it.key(), out);
-    return;
-  }
-  out[prefix] = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-std::map<std::string, std::string> header_facts(const RunHeader& h) {
-  std::map<std::string, std::string> out;
-  flatten(h.config, "config", out);
-  // Header facts the config already holds are listed once, under config.
-  auto add = [&](const std::string& key, const std::string& value) {
-    if (!out.count("config." + key)) out[key] = value;
-  };
-  add("mode", h.mode);
-  add("optimizer_handoff", h.optimizer_handoff);
-  add("device_used", h.device_used);
-  add("torch_version", h.torch_version);
-  add("seed", std::to_string(h.seed));
-  add("step_timing", h.step_timing);
-  return out;
-}
-
-std::vector<ConfigDifference> diff_facts(const std::map<std::string, std::string>& fa,
-                                         const std::map<std::string, std::string>& fb) {
-  std::set<std::string> keys;
-  for (const auto& [k, v] : fa) keys.insert(k);
-  for (const auto& [k, v] : fb) keys.insert(k);
-  std::vector<ConfigDifference> out;
-  for (const auto& k : keys) {
-    auto ia = fa.find(k);
-    auto ib = fb.find(k);
-    std::string va = ia == fa.end() ? "(absent)" : ia->second;
-    std::string vb = ib == fb.end() ? "(absent)" : ib->second;
-    if (va != vb) out.push_back({k, va, vb});
-  }
-  return out;
-}
-
-std::vector<ConfigDifference> diff_headers(const RunHeader& a, const RunHeader& b) {
-  return diff_facts(header_facts(a), header_facts(b));
-}
 
 std::string fmt(const char* f, double v) { return detail::format_number(f, v); }
 
@@ -100,7 +54,7 @@ void check_distinct(const std::vector<const RunFile*>& all) {
 // The runs of one side must share their configuration; only the seed may differ.
 void check_same_config(const std::vector<const RunFile*>& side, const char* name) {
   for (size_t i = 1; i < side.size(); ++i) {
-    for (const ConfigDifference& d : diff_headers(side[0]->header, side[i]->header)) {
+    for (const ConfigDifference& d : detail::diff_headers(side[0]->header, side[i]->header)) {
       if (d.key == "seed" || d.key == "config.seed") continue;
       throw InputError(side[i]->path + ": its configuration differs from " + side[0]->path +
                        " (the first run of side " + name + ") in " + d.key + ": " + d.b +
@@ -164,82 +118,6 @@ void summarize(Comparison& c) {
                 fmt("%.1f%%", o.threshold * 100.0) + " threshold (TOST, Holm)";
   }
 }
-
-}  // namespace
-
-void CompareOptions::validate() const {
-  if (!(threshold >= 0.0 && threshold < 1.0)) {
-    throw InputError("--threshold must be a percentage in [0, 100), got " +
-                     fmt("%g", threshold * 100.0));
-  }
-  if (!(alpha > 0.0 && alpha < 1.0)) {
-    throw InputError("--alpha must be in (0, 1), got " + fmt("%g", alpha));
-  }
-  if (!(power > 0.0 && power < 1.0)) {
-    throw InputError("--power must be in (0, 1), got " + fmt("%g", power));
-  }
-  if (!(run_noise >= 0.0 && run_noise < 1.0)) {
-    throw InputError("--run-noise must be a percentage in [0, 100), got " +
-                     fmt("%g", run_noise * 100.0));
-  }
-  if (!(bootstrap.confidence > 0.0 && bootstrap.confidence < 1.0)) {
-    throw InputError("--confidence must be a percentage in (0, 100), got " +
-                     fmt("%g", bootstrap.confidence * 100.0));
-  }
-  if (bootstrap.resamples < 1) {
-    throw InputError("--resamples must be >= 1, got " + std::to_string(bootstrap.resamples));
-  }
-  for (const std::string& name : fail_on) {
-    const auto& names = count_names();
-    if (std::find(names.begin(), names.end(), name) == names.end()) {
-      parse_fail_on(name);  // throws naming the accepted counts
-    }
-  }
-}
-
-stats::RatioTestOptions CompareOptions::ratio_test() const {
-  stats::RatioTestOptions o;
-  o.confidence = bootstrap.confidence;
-  o.alpha = alpha;
-  o.threshold = threshold;
-  o.power = power;
-  return o;
-}
-
-std::vector<ConfigDifference> diff_json(const nlohmann::json& a, const nlohmann::json& b,
-                                        const std::string& prefix) {
-  std::map<std::string, std::string> fa, fb;
-  flatten(a, prefix, fa);
-  flatten(b, prefix, fb);
-  return diff_facts(fa, fb);
-}
-
-const char* to_string(Verdict verdict) {
-  switch (verdict) {
-    case Verdict::kNoChange:
-      return "no_change";
-    case Verdict::kRegression:
-      return "regression";
-    case Verdict::kImprovement:
-      return "improvement";
-    case Verdict::kInconclusive:
-      return "inconclusive";
-  }
-  return "no_change";
-}
-
-const char* to_string(ReplicationUnit unit) {
-  return unit == ReplicationUnit::kRuns ? "runs" : "blocks";
-}
-
-int exit_code_for(Verdict verdict) { return verdict == Verdict::kRegression ? 1 : 0; }
-
-int exit_code_for(const Comparison& c, bool strict_inconclusive) {
-  if (c.verdict == Verdict::kRegression) return 1;
-  return strict_inconclusive && c.verdict == Verdict::kInconclusive ? 1 : 0;
-}
-
-namespace {
 
 Comparison compare_sets(const std::vector<const RunFile*>& a, const std::vector<const RunFile*>& b,
                         const CompareOptions& options) {
@@ -351,7 +229,7 @@ Comparison compare_sets(const std::vector<const RunFile*>& a, const std::vector<
     }
   }
 
-  c.config_differences = diff_headers(a.front()->header, b.front()->header);
+  c.config_differences = detail::diff_headers(a.front()->header, b.front()->header);
   std::vector<const ConfigDifference*> unexpected;
   for (const ConfigDifference& d : c.config_differences) {
     const auto& expected = options.expected_differences;

@@ -17,6 +17,10 @@ struct SideRuns {
   std::vector<size_t> phase_index;
 };
 
+/// The header facts (config flattened to dotted keys, mode, device, torch version, seed, step
+/// timing) that differ between two runs, sorted by key (config_diff.cpp).
+std::vector<ConfigDifference> diff_headers(const RunHeader& a, const RunHeader& b);
+
 /// printf of one number into a string.
 std::string format_number(const char* format, double value);
 

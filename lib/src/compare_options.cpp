@@ -1,0 +1,80 @@
+// A comparison's options (their checks) and the names and exit codes of its verdicts.
+#include <algorithm>
+#include <string>
+
+#include "detail/compare_parts.h"
+#include "recompdiag/core/compare.h"
+#include "recompdiag/core/error.h"
+
+namespace recompdiag {
+namespace {
+
+std::string fmt(const char* f, double v) { return detail::format_number(f, v); }
+
+}  // namespace
+
+void CompareOptions::validate() const {
+  if (!(threshold >= 0.0 && threshold < 1.0)) {
+    throw InputError("--threshold must be a percentage in [0, 100), got " +
+                     fmt("%g", threshold * 100.0));
+  }
+  if (!(alpha > 0.0 && alpha < 1.0)) {
+    throw InputError("--alpha must be in (0, 1), got " + fmt("%g", alpha));
+  }
+  if (!(power > 0.0 && power < 1.0)) {
+    throw InputError("--power must be in (0, 1), got " + fmt("%g", power));
+  }
+  if (!(run_noise >= 0.0 && run_noise < 1.0)) {
+    throw InputError("--run-noise must be a percentage in [0, 100), got " +
+                     fmt("%g", run_noise * 100.0));
+  }
+  if (!(bootstrap.confidence > 0.0 && bootstrap.confidence < 1.0)) {
+    throw InputError("--confidence must be a percentage in (0, 100), got " +
+                     fmt("%g", bootstrap.confidence * 100.0));
+  }
+  if (bootstrap.resamples < 1) {
+    throw InputError("--resamples must be >= 1, got " + std::to_string(bootstrap.resamples));
+  }
+  for (const std::string& name : fail_on) {
+    const auto& names = count_names();
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      parse_fail_on(name);  // throws naming the accepted counts
+    }
+  }
+}
+
+stats::RatioTestOptions CompareOptions::ratio_test() const {
+  stats::RatioTestOptions o;
+  o.confidence = bootstrap.confidence;
+  o.alpha = alpha;
+  o.threshold = threshold;
+  o.power = power;
+  return o;
+}
+
+const char* to_string(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kNoChange:
+      return "no_change";
+    case Verdict::kRegression:
+      return "regression";
+    case Verdict::kImprovement:
+      return "improvement";
+    case Verdict::kInconclusive:
+      return "inconclusive";
+  }
+  return "no_change";
+}
+
+const char* to_string(ReplicationUnit unit) {
+  return unit == ReplicationUnit::kRuns ? "runs" : "blocks";
+}
+
+int exit_code_for(Verdict verdict) { return verdict == Verdict::kRegression ? 1 : 0; }
+
+int exit_code_for(const Comparison& c, bool strict_inconclusive) {
+  if (c.verdict == Verdict::kRegression) return 1;
+  return strict_inconclusive && c.verdict == Verdict::kInconclusive ? 1 : 0;
+}
+
+}  // namespace recompdiag
