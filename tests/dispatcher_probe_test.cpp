@@ -1,0 +1,179 @@
+// The dispatcher probe against real LibTorch: ops counted by hand, host ops, sampling, one observer
+// per process, the observer-cost figures, and on a GPU the copies and syncs (with CUPTI's kernels).
+// No timing assertions.
+#include "recompdiag/probes/dispatcher_probe.h"
+
+#include <ATen/record_function.h>
+
+#include <string>
+#include <utility>
+
+#include "recompdiag/probes/cupti_probe.h"
+#include "recompdiag/probes/overhead.h"
+#include "torch_doctest.h"
+
+using namespace recompdiag;
+using probes::DispatcherOptions;
+using probes::DispatcherProbe;
+
+namespace {
+
+// Five top-level ops: ones, mul, add, sum, item (item syncs). Nested ops (mul's
+// scalar wrapping, item's _local_scalar_dense, sum's fill_) do not count.
+float five_ops(int64_t n) {
+  torch::Tensor a = torch::ones({2, n});
+  torch::Tensor b = a * 2;
+  torch::Tensor c = b + a;
+  torch::Tensor s = c.sum();
+  return s.item<float>();
+}
+
+}  // namespace
+
+TEST_CASE("dispatcher probe: counts match a hand-counted op sequence") {
+  DispatcherProbe probe;
+  REQUIRE(probe.available());
+
+  probe.begin_step(0);
+  five_ops(3);
+  DispatchStats d = probe.end_step();
+  CHECK(d.sampled);
+  CHECK(d.ops == 5);
+  CHECK(d.ops_cpu == 5);
+  CHECK(d.ops_cuda == 0);
+  CHECK(d.host_ops == 0);  // expected device is the host
+  CHECK(d.syncs == 1);
+  CHECK(d.recorder_syncs == 0);
+  CHECK(d.new_signatures == 5);
+  CHECK(d.dropped == 0);
+  CHECK(d.copies_h2d + d.copies_d2h + d.copies_d2d == 0);
+
+  SUBCASE("the same ops again are no new signatures; a new shape is") {
+    probe.begin_step(1);
+    five_ops(3);
+    d = probe.end_step();
+    CHECK(d.ops == 5);
+    CHECK(d.new_signatures == 0);
+    probe.begin_step(2);
+    five_ops(4);
+    d = probe.end_step();
+    CHECK(d.new_signatures == 3);  // mul, add, sum; ones (no tensor argument)
+                                   // and item (0-dim) are seen
+  }
+
+  SUBCASE("an item() inside the recorder's scope is the recorder's sync") {
+    probe.begin_step(1);
+    torch::Tensor loss = torch::ones({3}).sum();
+    float planted = loss.item<float>();  // the planted sync
+    {
+      RECORD_USER_SCOPE(probes::kRecorderReadScope);
+      planted += loss.item<float>();
+    }
+    d = probe.end_step();
+    CHECK(planted == 6.0f);
+    CHECK(d.syncs == 1);
+    CHECK(d.recorder_syncs == 1);
+    CHECK(d.ops == 4);  // ones, sum, item, item
+  }
+
+  SUBCASE("ops outside a step are not counted") {
+    five_ops(3);
+    probe.begin_step(1);
+    d = probe.end_step();
+    CHECK(d.ops == 0);
+  }
+
+  SUBCASE("a copy to another device is a cross-device copy with its bytes") {
+    probe.begin_step(1);
+    torch::Tensor host = torch::ones({2, 3});
+    torch::Tensor elsewhere = host.to(torch::kMeta);  // the meta device stands in for a GPU
+    d = probe.end_step();
+    CHECK(elsewhere.device().is_meta());
+    CHECK(d.copies_h2d == 1);
+    CHECK(d.bytes_h2d == 2 * 3 * 4);
+    CHECK(d.copies_d2h == 0);
+  }
+}
+
+TEST_CASE("dispatcher probe: host ops when the expected device is CUDA; sampling") {
+  DispatcherOptions options;
+  options.expected_device = "cuda";
+  options.sample_every = 2;
+  DispatcherProbe probe(options);
+  REQUIRE(probe.available());
+  probe.begin_step(0);
+  five_ops(3);
+  DispatchStats d = probe.end_step();
+  CHECK(d.host_ops == 5);
+  probe.begin_step(1);
+  five_ops(3);
+  d = probe.end_step();
+  CHECK_FALSE(d.sampled);
+  CHECK(d.ops == 0);
+}
+
+TEST_CASE("dispatcher probe: one per process; the observer goes with the probe") {
+  {
+    DispatcherProbe first;
+    REQUIRE(first.available());
+    DispatcherProbe second;
+    CHECK_FALSE(second.available());
+    CHECK(second.availability().reason.find("another dispatcher probe") != std::string::npos);
+  }
+  CHECK_FALSE(at::hasGlobalCallbacks());
+  DispatcherProbe again;
+  CHECK(again.available());
+}
+
+TEST_CASE("observer cost micro-benchmark: the 'on' rounds are observed (figures only, no timing)") {
+  const probes::ObserverCost cost = probes::measure_observer_cost(20000, 3);
+  MESSAGE("ns/op off " << cost.ns_per_op_off << ", on " << cost.ns_per_op_on
+                       << ", on without signatures " << cost.ns_per_op_on_no_signatures);
+  // Every add_ of every "on" round went through the observer (plus the few ops that make the
+  // round's constant); the "off" rounds had no observer left behind.
+  CHECK(cost.ops_observed_on >= 3 * 20000);
+  CHECK(cost.ops_observed_on < 3 * 20000 + 3 * 100);
+  CHECK(cost.ops_observed_on_no_signatures >= 3 * 20000);
+  CHECK_FALSE(at::hasGlobalCallbacks());
+}
+
+// GPU only: skipped (and counted as skipped) without a CUDA LibTorch and a device.
+TEST_CASE("GPU: CUPTI and dispatcher probes see kernels, copies and syncs on CUDA" *
+          doctest::skip(!torch::cuda::is_available())) {
+  auto cupti = probes::make_cupti_probe();
+  MESSAGE("CUPTI: " << (cupti->available() ? "available" : cupti->availability().reason));
+  // A build with CUPTI on a GPU machine must get it: unavailable here is a failure, not a skip.
+  if (probes::cupti_built()) REQUIRE_MESSAGE(cupti->available(), cupti->availability().reason);
+  DispatcherOptions options;
+  options.expected_device = "cuda";
+  DispatcherProbe dispatcher(options);
+  REQUIRE(dispatcher.available());
+  auto step = [&](int64_t n) {
+    cupti->begin_step();
+    dispatcher.begin_step(0);
+    torch::Tensor host = torch::ones({n});        // host op: ones
+    torch::Tensor dev = host.to(torch::kCUDA);    // h2d copy of n floats
+    float value = (dev * 2).sum().item<float>();  // kernels, then a sync (d2h)
+    CHECK(value == doctest::Approx(2.0 * static_cast<double>(n)));
+    torch::cuda::synchronize();
+    return std::make_pair(dispatcher.end_step(), cupti->end_step());
+  };
+  auto [d1, c1] = step(1024);
+  CHECK(d1.copies_h2d == 1);
+  CHECK(d1.bytes_h2d == 1024 * 4);
+  CHECK(d1.syncs == 1);
+  CHECK(d1.ops_cuda >= 3);  // mul, sum, item
+  CHECK(d1.host_ops >= 1);  // ones on the host
+  if (cupti->available()) {
+    CHECK(c1.kernels >= 2);
+    CHECK(c1.new_kernels >= 1);
+    CHECK(c1.memcpy_h2d >= 1);
+    CHECK(c1.bytes_h2d >= 1024 * 4);
+    CHECK(c1.memcpy_d2h >= 1);
+    auto [d2, c2] = step(1024);
+    CHECK(d2.new_signatures == 0);
+    CHECK(c2.new_kernels == 0);
+    CHECK(c2.module_loads == 0);
+    CHECK(c2.dropped == 0);
+  }
+}

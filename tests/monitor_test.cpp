@@ -1,0 +1,162 @@
+// The Monitor against real LibTorch: a small trainer loop gets every section, its alerts and its
+// events; sampling still observes the steps after an event; disabled probes are null objects.
+#include "recompdiag/probes/monitor.h"
+
+#include <ATen/record_function.h>
+#include <torch/csrc/jit/api/compilation_unit.h>
+#include <torch/csrc/jit/frontend/ir_emitter.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "recompdiag/core/health.h"
+#include "recompdiag/probes/dispatcher_probe.h"
+#include "torch_doctest.h"
+
+using namespace recompdiag;
+
+namespace {
+
+bool has(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+}  // namespace
+
+TEST_CASE("monitor: a small trainer loop gets its sections, alerts and events") {
+  torch::manual_seed(0);
+  torch::nn::Linear model(4, 2);
+  torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
+  probes::MonitorOptions options;
+  options.log_alerts = false;
+  options.health.warmup_steps = 2;
+  std::vector<Alert> seen;
+  options.on_alert = [&](const Alert& a) { seen.push_back(a); };
+  std::vector<StepRecord> records;
+  bool cupti_available = false;
+  {
+    probes::Monitor monitor(*model, adam, options);
+    cupti_available = monitor.cupti_availability().available;
+    const nlohmann::json probes_json = monitor.probe_availability();
+    CHECK(probes_json[sections::kDispatch]["available"] == true);
+    CHECK(probes_json["jit"]["available"] == true);
+    CHECK(probes_json["optimizer"]["available"] == true);
+    CHECK(probes_json["placement"]["available"] == true);
+    CHECK(probes_json.contains("cupti"));
+    CHECK(probes_json.contains("nvtx"));
+
+    auto unit = torch::jit::compile("def loss(y):\n  return (y * y).sum()\n");
+    monitor.note_event(EventKind::kCompile, "initial compile");
+    monitor.watch(unit);
+    monitor.set_requested_lr(1e-3);
+    for (int64_t step = 0; step < 6; ++step) {
+      if (step == 4) {
+        // The trap: the trainer thinks it lowered lr.
+        auto copy = static_cast<torch::optim::AdamOptions&>(adam.defaults());
+        copy.lr(1e-4);
+        monitor.set_requested_lr(copy.lr());
+      }
+      StepRecord rec;
+      {
+        probes::StepGuard step_guard(monitor, rec, step);
+        adam.zero_grad();
+        torch::Tensor loss = unit->run_method("loss", model(torch::ones({8, 4}))).toTensor();
+        loss.backward();
+        adam.step();
+        RECORD_USER_SCOPE(probes::kRecorderReadScope);
+        rec.loss = loss.item<double>();
+      }
+      records.push_back(rec);
+    }
+    std::vector<EventRecord> events = monitor.take_events();
+    REQUIRE(events.size() >= 2);
+    CHECK(events[0].kind == EventKind::kCompile);
+    CHECK(events[0].reason == "initial compile");
+    CHECK(events.back().kind == EventKind::kAlert);
+    CHECK(monitor.take_events().empty());
+  }
+  CHECK_FALSE(at::hasGlobalCallbacks());  // the observers left with the monitor
+
+  REQUIRE(records.size() == 6);
+  for (const StepRecord& rec : records) {
+    REQUIRE(rec.dispatch.has_value());
+    REQUIRE(rec.jit.has_value());
+    REQUIRE(rec.optimizer.has_value());
+    REQUIRE(rec.placement.has_value());
+    CHECK(rec.dispatch->ops > 0);
+    CHECK(rec.dispatch->syncs == 0);
+    CHECK(rec.dispatch->recorder_syncs == 1);
+    CHECK(rec.optimizer->params == 2);
+    CHECK(rec.placement->params_off_device == 0);
+    CHECK(rec.wall_ms > 0.0);
+  }
+  CHECK(records[0].step == 0);
+  CHECK(records[5].step == 5);
+  CHECK(records[0].jit->compiles == 1);
+  CHECK(records[3].jit->compiles == 0);
+  CHECK(records[5].optimizer->params_with_state == 2);
+  CHECK(records[5].optimizer->step_max == 6);
+  CHECK_FALSE(has(records[3].alerts, rules::kLrNotInEffect));
+  CHECK(has(records[4].alerts, rules::kLrNotInEffect));
+  REQUIRE_FALSE(seen.empty());
+  CHECK(seen.back().rule == rules::kLrNotInEffect);
+  CHECK(seen.back().step == 4);
+  // The CUPTI section is there exactly when the probe can run.
+  CHECK(records[0].cupti.has_value() == cupti_available);
+}
+
+TEST_CASE("monitor: sampled dispatcher still observes the start and every step after an event") {
+  torch::nn::Linear model(4, 2);
+  torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
+  probes::MonitorOptions options;
+  options.log_alerts = false;
+  options.dispatcher_sample_every = 5;
+  options.dispatcher_full_steps_after_event = 3;
+  probes::Monitor monitor(*model, adam, options);
+  std::vector<int64_t> observed;
+  for (int64_t step = 0; step < 14; ++step) {
+    if (step == 7) monitor.note_event(EventKind::kCompile, "recompiled");
+    StepRecord record;
+    monitor.begin_step(step);
+    model->forward(torch::ones({1, 4})).sum().backward();
+    adam.step();
+    monitor.end_step(record);
+    REQUIRE(record.dispatch);
+    if (record.dispatch->sampled) {
+      CHECK(record.dispatch->ops > 0);
+      observed.push_back(step);
+    } else {
+      CHECK(record.dispatch->ops == 0);
+    }
+  }
+  // Steps 0-2: the start; 5 and 10: the sampling; 7-9: after the compile.
+  CHECK(observed == std::vector<int64_t>{0, 1, 2, 5, 7, 8, 9, 10});
+}
+
+TEST_CASE("monitor: disabled probes are null objects, the others still fill their sections") {
+  torch::nn::Linear model(4, 2);
+  torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
+  probes::MonitorOptions options;
+  options.log_alerts = false;
+  options.dispatcher = false;
+  options.placement = false;
+  probes::Monitor monitor(*model, adam, options);
+  const nlohmann::json availability = monitor.probe_availability();
+  for (const char* name : {sections::kDispatch, sections::kPlacement}) {
+    CAPTURE(name);
+    CHECK(availability[name]["available"] == false);
+    CHECK(availability[name]["reason"] == "disabled by MonitorOptions");
+  }
+  CHECK(availability[sections::kJit]["available"] == true);
+  StepRecord record;
+  monitor.begin_step(0);
+  model->forward(torch::ones({1, 4})).sum().backward();
+  adam.step();
+  monitor.end_step(record);
+  CHECK_FALSE(record.dispatch.has_value());
+  CHECK_FALSE(record.placement.has_value());
+  CHECK(record.jit.has_value());
+  REQUIRE(record.optimizer.has_value());
+  CHECK(record.optimizer->params_with_state == 2);
+}
