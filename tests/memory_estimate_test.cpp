@@ -54,4 +54,17 @@ TEST_CASE("available host memory is read from this machine") {
   CHECK(*available > 0.0);
 }
 
+TEST_CASE("device memory is unknown without a CUDA driver or device, never a crash") {
+  CHECK_FALSE(available_device_memory(-1).has_value());
+  CHECK_FALSE(available_device_memory(1 << 20).has_value());  // no such device
+  // Device 0: its free memory on a machine with a driver and a GPU, else unknown.
+  const auto free = available_device_memory(0);
+  if (free) CHECK(*free > 0.0);
+  MemoryEstimate need;
+  need.data_bytes = 2.0 * 1024 * 1024 * 1024;
+  CHECK_THROWS_WITH_AS(check_fits(need, 1024.0 * 1024 * 1024, "memory on cuda:0"),
+                       doctest::Contains("GiB of memory on cuda:0, 1.0 GiB available"),
+                       InputError);
+}
+
 }  // namespace recompdiag::trainer

@@ -95,8 +95,11 @@ TwoPhaseTrainer::TwoPhaseTrainer(TrainConfig config) : impl_(std::make_unique<Im
   const TrainConfig& c = m.config;
   m.device = torch::Device(resolve_device(c.device));
   // A config that cannot fit is bad input: refuse it before LibTorch's allocator aborts or the
-  // kernel's OOM killer ends the process. (On CUDA the device's memory is not checked yet.)
-  if (!m.device.is_cuda()) {
+  // kernel's OOM killer ends the process. On CUDA the data, model and step live on the device.
+  if (m.device.is_cuda()) {
+    check_fits(estimate_memory(c), available_device_memory(m.device.index()),
+               "memory on " + m.device.str());
+  } else {
     check_fits(estimate_memory(c), available_host_memory(), "host memory");
   }
   for (FaultKind kind : c.faults.kinds) {

@@ -6,6 +6,7 @@
 ///
 ///     const MemoryEstimate need = estimate_memory(config);
 ///     check_fits(need, available_host_memory(), "host memory");  // throws InputError
+///     check_fits(need, available_device_memory(0), "memory on cuda:0");  // on CUDA
 
 #include <cstdint>
 #include <optional>
@@ -33,6 +34,11 @@ MemoryEstimate estimate_memory(const TrainConfig& config);
 /// Bytes this process can still allocate on the host: /proc/meminfo's MemAvailable, capped by the
 /// cgroup's memory limit less its usage when one is set. nullopt when neither can be read.
 std::optional<double> available_host_memory();
+
+/// Free bytes on CUDA device `cuda_index`, asked of the CUDA driver (libcuda.so.1, loaded at run
+/// time, so every build has this). nullopt when there is no driver, no such device, or the driver
+/// refuses. Retains and releases the device's primary context, the one LibTorch uses.
+std::optional<double> available_device_memory(int cuda_index);
 
 /// Throws InputError("needs ~95.1 GiB of <where>, 24.0 GiB available: ...") when `need` does not
 /// fit in `available`; does nothing when `available` is unknown.
