@@ -170,30 +170,82 @@ TEST_CASE("blank lines, unknown fields and a truncated last line are tolerated a
   CHECK_FALSE(f.summary);
 }
 
-TEST_CASE("bad files are rejected with the file and line named") {
-  auto error_of = [](const std::string& text) {
+TEST_CASE("bad files are rejected with the file, the line and the kind of fault") {
+  // The error a parse throws, as the fields a caller tests; `thrown` is false when the text parses.
+  struct Fault {
+    bool thrown = false;
+    RunFileError::Kind kind = RunFileError::Kind::kCannotRead;
+    std::string path;
+    int64_t line = -1;
+    std::string what;
+  };
+  auto fault_of = [](const std::string& text) {
+    Fault f;
     try {
       parse_run_file(text, "bad.jsonl");
-    } catch (const InputError& e) {
-      return std::string(e.what());
+    } catch (const RunFileError& e) {
+      f = {true, e.kind(), e.path(), e.line(), e.what()};
     }
-    return std::string("no error");
+    return f;
   };
-  CHECK(error_of("") == "bad.jsonl: empty file, not a recompdiag run file");
-  CHECK(error_of("{\"a\":1}\n").find("bad.jsonl:1: ") == 0);
-  CHECK(error_of("hello world\n").find("bad.jsonl:1: ") == 0);
-  CHECK(error_of(R"({"type":"run","schema":99})").find("unknown schema version 99") !=
-        std::string::npos);
+  using Kind = RunFileError::Kind;
+  Fault f = fault_of("");
+  CHECK(f.thrown);
+  CHECK(f.kind == Kind::kEmpty);
+  CHECK(f.path == "bad.jsonl");
+  CHECK(f.line == 0);
+  CHECK(f.what == "bad.jsonl: empty file, not a recompdiag run file");
+  CHECK(fault_of("\n\n").kind == Kind::kEmpty);
+
+  f = fault_of("{\"a\":1}\n");
+  CHECK(f.kind == Kind::kNotARunFile);
+  CHECK(f.line == 1);
+  CHECK(f.what.find("bad.jsonl:1: ") == 0);
+  f = fault_of("hello world\n");
+  CHECK(f.kind == Kind::kNotARunFile);
+  CHECK(f.line == 1);
+  CHECK(fault_of(R"({"type":"step","step":0,"wall_ms":1})").kind == Kind::kNotARunFile);
+  f = fault_of(R"({"type":"run","schema":99})");
+  CHECK(f.kind == Kind::kUnknownSchema);
+  CHECK(f.line == 1);
+  CHECK(f.what.find("unknown schema version 99") != std::string::npos);
 
   std::string header = to_json_line(sample_header()) + "\n";
   std::string broken_middle = header + "{\"type\":\"st\n" + to_json_line(sample_step(1)) + "\n";
-  CHECK(error_of(broken_middle).find("bad.jsonl:2: not valid JSON") == 0);
-  CHECK(error_of(header + R"({"type":"step","step":3,"wall_ms":-1})")
-            .find("bad.jsonl:2: step 3 has a negative wall time") == 0);
-  CHECK(error_of(header + R"({"type":"step","step":3,"wall_ms":null})").find("NaN") !=
-        std::string::npos);
-  CHECK(error_of(header + to_json_line(sample_header())).find("bad.jsonl:2: a second run header") ==
-        0);
+  f = fault_of(broken_middle);
+  CHECK(f.kind == Kind::kNotJson);
+  CHECK(f.line == 2);
+  CHECK(f.what.find("bad.jsonl:2: not valid JSON") == 0);
+  // The same broken line as the last one is a killed run's: tolerated, not thrown.
+  CHECK_FALSE(fault_of(header + "{\"type\":\"st").thrown);
+
+  f = fault_of(header + R"({"type":"step","step":3,"wall_ms":-1})");
+  CHECK(f.kind == Kind::kInvalidRecord);
+  CHECK(f.line == 2);
+  CHECK(f.what == "bad.jsonl:2: step 3 has a negative wall time");
+  f = fault_of(header + R"({"type":"step","step":3,"wall_ms":null})");
+  CHECK(f.kind == Kind::kInvalidRecord);
+  CHECK(f.what.find("NaN") != std::string::npos);
+  f = fault_of(header + "\n" + to_json_line(sample_header()));
+  CHECK(f.kind == Kind::kInvalidRecord);
+  CHECK(f.line == 3);  // blank lines count
+  CHECK(f.what.find("a second run header") != std::string::npos);
+  f = fault_of(header + R"({"no_type":1})" + "\n" + to_json_line(sample_step(1)));
+  CHECK(f.kind == Kind::kInvalidRecord);
+  CHECK(f.line == 2);
+}
+
+TEST_CASE("a run-file error is an InputError, so every command exits 2 on it") {
+  CHECK_THROWS_AS(parse_run_file("", "x.jsonl"), InputError);
+  CHECK_THROWS_AS(read_run_file("/nonexistent/dir/run.jsonl"), RunFileError);
+  try {
+    read_run_file("/nonexistent/dir/run.jsonl");
+  } catch (const RunFileError& e) {
+    CHECK(e.kind() == RunFileError::Kind::kCannotRead);
+    CHECK(e.path() == "/nonexistent/dir/run.jsonl");
+    CHECK(e.line() == 0);
+    CHECK(e.reason().find("cannot open run file: ") == 0);
+  }
 }
 
 TEST_CASE("a missing file and an unwritable path are input errors") {

@@ -22,12 +22,13 @@ namespace {
 using simdjson::dom::element;
 using simdjson::dom::object;
 
+using Kind = RunFileError::Kind;
+
 // A line that cannot be read. kNotJson is what a run killed mid-write leaves on its last line;
 // anything else is wrong wherever it is.
 class LineError : public std::runtime_error {
  public:
-  enum class Kind { kNotJson, kInvalid };
-  explicit LineError(const std::string& what, Kind kind = Kind::kInvalid)
+  explicit LineError(const std::string& what, Kind kind = Kind::kInvalidRecord)
       : std::runtime_error(what), kind_(kind) {}
   Kind kind() const { return kind_; }
 
@@ -168,7 +169,8 @@ RunHeader read_header(const element& e) {
   h.schema = j["schema"].get<int>();
   if (h.schema != kRunSchemaVersion) {
     throw LineError("unknown schema version " + std::to_string(h.schema) +
-                    " (this recompdiag reads " + std::to_string(kRunSchemaVersion) + ")");
+                        " (this recompdiag reads " + std::to_string(kRunSchemaVersion) + ")",
+                    Kind::kUnknownSchema);
   }
   auto str = [&](const char* k) {
     return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : std::string();
@@ -242,22 +244,26 @@ class RunFileBuilder {
       out_.skipped.push_back({line_no, "blank line"});
       return;
     }
-    if (pending_error_) fail(pending_line_, *pending_error_);
+    if (pending_error_) fail(pending_line_, Kind::kNotJson, *pending_error_);
     try {
       element root;
       auto err = parser_.parse(data + start, len - start, false).get(root);
       if (err)
         throw LineError(std::string("not valid JSON (") + simdjson::error_message(err) + ")",
-                        LineError::Kind::kNotJson);
+                        Kind::kNotJson);
       object obj;
-      if (root.get_object().get(obj) != simdjson::SUCCESS) throw LineError("not a JSON object");
+      // Before the header, a line that is not one says the file is not a run file at all.
+      const Kind fault = have_header_ ? Kind::kInvalidRecord : Kind::kNotARunFile;
+      if (root.get_object().get(obj) != simdjson::SUCCESS)
+        throw LineError("not a JSON object", fault);
       std::string_view type;
       if (obj["type"].get_string().get(type) != simdjson::SUCCESS)
-        throw LineError("no \"type\" field");
+        throw LineError("no \"type\" field", fault);
       if (!have_header_) {
         if (type != "run")
           throw LineError(
-              "not a recompdiag run file: the first line is not a run header (\"type\":\"run\")");
+              "not a recompdiag run file: the first line is not a run header (\"type\":\"run\")",
+              fault);
         out_.header = read_header(root);
         have_header_ = true;
       } else if (type == "step") {
@@ -274,26 +280,30 @@ class RunFileBuilder {
     } catch (const LineError& e) {
       // A broken line is fatal unless it turns out to be the last one (a run killed mid-write);
       // a header that is not one is fatal at once.
-      if (!have_header_) fail(line_no, e.what());
-      if (e.kind() != LineError::Kind::kNotJson) fail(line_no, e.what());
+      if (!have_header_) {
+        fail(line_no, e.kind() == Kind::kNotJson ? Kind::kNotARunFile : e.kind(), e.what());
+      }
+      if (e.kind() != Kind::kNotJson) fail(line_no, e.kind(), e.what());
       pending_error_ = e.what();
       pending_line_ = line_no;
     } catch (const nlohmann::json::exception& e) {
-      fail(line_no, e.what());
+      fail(line_no, Kind::kInvalidRecord, e.what());
     } catch (const simdjson::simdjson_error& e) {
-      fail(line_no, e.what());
+      fail(line_no, Kind::kInvalidRecord, e.what());
     }
   }
 
   void finish() {
     if (pending_error_)
       out_.skipped.push_back({pending_line_, "truncated last line: " + *pending_error_});
-    if (!have_header_) throw InputError(out_.path + ": empty file, not a recompdiag run file");
+    if (!have_header_) {
+      throw RunFileError(Kind::kEmpty, out_.path, 0, "empty file, not a recompdiag run file");
+    }
   }
 
  private:
-  [[noreturn]] void fail(int64_t line, const std::string& why) {
-    throw InputError(out_.path + ":" + std::to_string(line) + ": " + why);
+  [[noreturn]] void fail(int64_t line, Kind kind, const std::string& why) {
+    throw RunFileError(kind, out_.path, line, why);
   }
 
   RunFile& out_;
@@ -327,7 +337,10 @@ RunFile read_run_file(const std::string& path) {
   RunFile out;
   out.path = path;
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw InputError(path + ": cannot open run file: " + std::strerror(errno));
+  if (fd < 0) {
+    throw RunFileError(Kind::kCannotRead, path, 0,
+                       std::string("cannot open run file: ") + std::strerror(errno));
+  }
   // Stream in large chunks so memory follows the records, not the file size; every line handed
   // to the parser is followed by padding or by the rest of the chunk.
   constexpr size_t kChunk = 8u << 20;
@@ -350,7 +363,8 @@ RunFile read_run_file(const std::string& path) {
       ssize_t n = ::read(fd, buf.data() + have, buf.size() - simdjson::SIMDJSON_PADDING - have);
       if (n < 0) {
         if (errno == EINTR) continue;
-        throw InputError(path + ": read failed: " + std::strerror(errno));
+        throw RunFileError(Kind::kCannotRead, path, 0,
+                           std::string("read failed: ") + std::strerror(errno));
       }
       eof = (n == 0);
       have += static_cast<size_t>(n);

@@ -5,8 +5,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "recompdiag/core/error.h"
 #include "recompdiag/core/record.h"
 #include "recompdiag/core/record_sink.h"
 
@@ -77,6 +79,46 @@ struct SkippedLine {
   std::string why;
 };
 
+/// A run file that cannot be read: which file, which line and what kind of fault, so that a caller
+/// can act on the kind without parsing the message. `what()` is "<path>:<line>: <reason>", or
+/// "<path>: <reason>" when no line is at fault. It is an InputError: the CLI prints it as one line
+/// and exits 2.
+class RunFileError : public InputError {
+ public:
+  /// What is wrong with the file.
+  enum class Kind {
+    kCannotRead,     ///< The file cannot be opened or read (missing, a directory, no permission).
+    kEmpty,          ///< No record at all: an empty file or blank lines only.
+    kNotARunFile,    ///< The first line is not a run header (`"type":"run"`).
+    kUnknownSchema,  ///< A run header of a schema version this reader does not know.
+    kNotJson,        ///< A line that is not JSON, other than a killed run's truncated last line.
+    kInvalidRecord,  ///< A JSON line that is no valid record: a field missing or of the wrong type,
+                     ///< a NaN or negative time, a second run header, an unknown event.
+  };
+
+  /// `line` is 1-based, or 0 when the fault is the whole file's.
+  RunFileError(Kind kind, std::string path, int64_t line, std::string reason)
+      : InputError(path + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + reason),
+        kind_(kind),
+        path_(std::move(path)),
+        line_(line),
+        reason_(std::move(reason)) {}
+
+  Kind kind() const { return kind_; }
+  /// The file as the caller named it (parse_run_file: its `name`).
+  const std::string& path() const { return path_; }
+  /// 1-based number of the line at fault; 0 when the fault is the whole file's.
+  int64_t line() const { return line_; }
+  /// The message without the file and line.
+  const std::string& reason() const { return reason_; }
+
+ private:
+  Kind kind_;
+  std::string path_;
+  int64_t line_;
+  std::string reason_;
+};
+
 /// Everything read from one run file.
 struct RunFile {
   std::string path;
@@ -88,12 +130,12 @@ struct RunFile {
 };
 
 /// Reads a run file. Tolerates blank lines and a truncated last line (listed in `skipped`) and
-/// ignores unknown fields. Throws InputError naming the file and line for: a missing or empty
-/// file, a first line that is not a run header, an unknown schema version, a malformed line that
-/// is not the last, a step with a NaN or negative time.
+/// ignores unknown fields. Throws RunFileError (an InputError) naming the file, the line and the
+/// kind of fault for: a missing or empty file, a first line that is not a run header, an unknown
+/// schema version, a malformed line that is not the last, a step with a NaN or negative time.
 RunFile read_run_file(const std::string& path);
 
-/// Parses a run file held in memory; `name` is used in error messages.
+/// Parses a run file held in memory; `name` is used in error messages. Throws as read_run_file.
 RunFile parse_run_file(const std::string& text, const std::string& name);
 
 }  // namespace recompdiag
