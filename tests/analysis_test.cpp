@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -245,4 +247,28 @@ TEST_CASE("slow steps one step apart form one stretch; further apart, two") {
   AnalysisOptions strict;
   strict.slow_factor = 2.5;  // 2x steps are no longer slow
   CHECK(analyze_run(make_run({ms}), strict).slow_stretch_count == 0);
+}
+
+TEST_CASE("the reports' probe counts: one row each, distinct keys and labels and members") {
+  std::set<std::string> keys, labels;
+  std::vector<int64_t ProbeCounts::*> members;  // member pointers have == but no <
+  for (const ProbeCountField& f : kProbeCountFields) {
+    CAPTURE(f.key);
+    CHECK(keys.insert(f.key).second);
+    CHECK(labels.insert(f.label).second);
+    CHECK(std::find(members.begin(), members.end(), f.value) == members.end());
+    members.push_back(f.value);
+  }
+  // A probe's count reads as measured exactly when that probe's flag is set.
+  ProbeCounts c;
+  c.jit_plan_builds = 7;
+  for (const ProbeCountField& f : kProbeCountFields) {
+    if (std::string(f.key) != "jit_plan_builds") continue;
+    REQUIRE(f.measured != nullptr);
+    CHECK_FALSE(c.*f.measured);
+    c.has_jit = true;
+    CHECK(c.*f.measured);
+    CHECK(c.*f.value == 7);
+  }
+  CHECK(c.has_jit);  // the row was found
 }

@@ -58,54 +58,16 @@ void counts_table(const Comparison& c, std::ostream& out) {
       cols.push_back({name + " around switch to " + std::to_string(s.to_phase), &s.around});
     }
   }
-  struct Row {
-    const char* name;
-    bool (*present)(const ProbeCounts&);
-    int64_t (*value)(const ProbeCounts&);
-  };
-  const Row rows[] = {
-      {"steps", [](const ProbeCounts&) { return true; },
-       [](const ProbeCounts& p) { return p.steps; }},
-      {"compile events", [](const ProbeCounts&) { return true; },
-       [](const ProbeCounts& p) { return p.compile_events; }},
-      {"JIT compiles", [](const ProbeCounts& p) { return p.has_jit; },
-       [](const ProbeCounts& p) { return p.jit_compiles; }},
-      {"JIT plan builds", [](const ProbeCounts& p) { return p.has_jit; },
-       [](const ProbeCounts& p) { return p.jit_plan_builds; }},
-      {"JIT profiling runs", [](const ProbeCounts& p) { return p.has_jit; },
-       [](const ProbeCounts& p) { return p.jit_profiling_runs; }},
-      {"first-seen op signatures", [](const ProbeCounts& p) { return p.has_dispatch; },
-       [](const ProbeCounts& p) { return p.new_signatures; }},
-      {"host ops", [](const ProbeCounts& p) { return p.has_dispatch; },
-       [](const ProbeCounts& p) { return p.host_ops; }},
-      {"cross-device copies", [](const ProbeCounts& p) { return p.has_dispatch; },
-       [](const ProbeCounts& p) { return p.copies; }},
-      {"copied bytes", [](const ProbeCounts& p) { return p.has_dispatch; },
-       [](const ProbeCounts& p) { return p.copy_bytes; }},
-      {"host syncs", [](const ProbeCounts& p) { return p.has_dispatch; },
-       [](const ProbeCounts& p) { return p.syncs; }},
-      {"first-seen kernels", [](const ProbeCounts& p) { return p.has_cupti; },
-       [](const ProbeCounts& p) { return p.new_kernels; }},
-      {"module loads", [](const ProbeCounts& p) { return p.has_cupti; },
-       [](const ProbeCounts& p) { return p.module_loads; }},
-      {"CUDA graph instantiations", [](const ProbeCounts& p) { return p.has_cupti; },
-       [](const ProbeCounts& p) { return p.graph_instantiations; }},
-      {"optimizer state resets", [](const ProbeCounts& p) { return p.has_optimizer; },
-       [](const ProbeCounts& p) { return p.optimizer_resets; }},
-      {"optimizer state off device (max)", [](const ProbeCounts& p) { return p.has_optimizer; },
-       [](const ProbeCounts& p) { return p.optimizer_state_off_device; }},
-      {"optimizer state missing (max)", [](const ProbeCounts& p) { return p.has_optimizer; },
-       [](const ProbeCounts& p) { return p.optimizer_state_missing; }},
-      {"alerts", [](const ProbeCounts&) { return true; },
-       [](const ProbeCounts& p) { return p.alerts; }},
-  };
   out << "<table><tr><th class=\"l\">signal</th>";
   for (const auto& col : cols) out << "<th>" << html_escape(col.title) << "</th>";
   out << "</tr>\n";
-  for (const Row& row : rows) {
-    out << "<tr><td class=\"l\">" << row.name << "</td>";
-    for (const auto& col : cols)
-      out << "<td>" << counts_cell(row.present(*col.counts), row.value(*col.counts)) << "</td>";
+  for (const ProbeCountField& row : kProbeCountFields) {
+    out << "<tr><td class=\"l\">" << row.label << "</td>";
+    for (const auto& col : cols) {
+      const ProbeCounts& counts = *col.counts;
+      const bool measured = row.measured == nullptr || counts.*row.measured;
+      out << "<td>" << counts_cell(measured, counts.*row.value) << "</td>";
+    }
     out << "</tr>\n";
   }
   out << "</table>\n<p class=\"legend\">&ndash;: probe not available in that run (not zero).</p>\n";

@@ -49,29 +49,14 @@ json sections_json(const SectionTotals& totals) {
 }
 
 json counts_json(const ProbeCounts& c) {
-  return {{"steps", c.steps},
-          {"has_jit", c.has_jit},
-          {"has_dispatch", c.has_dispatch},
-          {"has_cupti", c.has_cupti},
-          {"has_optimizer", c.has_optimizer},
-          {"jit_compiles", c.jit_compiles},
-          {"jit_plan_builds", c.jit_plan_builds},
-          {"jit_profiling_runs", c.jit_profiling_runs},
-          {"new_signatures", c.new_signatures},
-          {"host_ops", c.host_ops},
-          {"copies", c.copies},
-          {"copy_bytes", c.copy_bytes},
-          {"syncs", c.syncs},
-          {"new_kernels", c.new_kernels},
-          {"module_loads", c.module_loads},
-          {"graph_instantiations", c.graph_instantiations},
-          {"cache_misses", c.cache_misses()},
-          {"optimizer_resets", c.optimizer_resets},
-          {"optimizer_state_off_device", c.optimizer_state_off_device},
-          {"optimizer_state_missing", c.optimizer_state_missing},
-          {"compile_events", c.compile_events},
-          {"alerts", c.alerts},
-          {"sections", sections_json(c.sections)}};
+  json out = {{"has_jit", c.has_jit},
+              {"has_dispatch", c.has_dispatch},
+              {"has_cupti", c.has_cupti},
+              {"has_optimizer", c.has_optimizer},
+              {"cache_misses", c.cache_misses()},
+              {"sections", sections_json(c.sections)}};
+  for (const ProbeCountField& f : kProbeCountFields) out[f.key] = c.*f.value;
+  return out;
 }
 
 json run_json(const RunAnalysis& r) {

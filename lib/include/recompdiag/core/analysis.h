@@ -84,6 +84,43 @@ struct ProbeCounts {
   }
 };
 
+/// One count of ProbeCounts as the reports list it: its JSON key, its table row, the probe flag
+/// that says whether a run measured it (null: always measured) and the member. Plain data.
+struct ProbeCountField {
+  const char* key;              ///< JSON key: "jit_plan_builds".
+  const char* label;            ///< Table row: "JIT plan builds".
+  bool ProbeCounts::*measured;  ///< has_jit, ...; absent means "not measured", never zero.
+  int64_t ProbeCounts::*value;
+};
+
+/// The counts the JSON and HTML reports list, in the HTML table's order: a count the reports
+/// should show is one line here.
+inline constexpr ProbeCountField kProbeCountFields[] = {
+    {"steps", "steps", nullptr, &ProbeCounts::steps},
+    {"compile_events", "compile events", nullptr, &ProbeCounts::compile_events},
+    {"jit_compiles", "JIT compiles", &ProbeCounts::has_jit, &ProbeCounts::jit_compiles},
+    {"jit_plan_builds", "JIT plan builds", &ProbeCounts::has_jit, &ProbeCounts::jit_plan_builds},
+    {"jit_profiling_runs", "JIT profiling runs", &ProbeCounts::has_jit,
+     &ProbeCounts::jit_profiling_runs},
+    {"new_signatures", "first-seen op signatures", &ProbeCounts::has_dispatch,
+     &ProbeCounts::new_signatures},
+    {"host_ops", "host ops", &ProbeCounts::has_dispatch, &ProbeCounts::host_ops},
+    {"copies", "cross-device copies", &ProbeCounts::has_dispatch, &ProbeCounts::copies},
+    {"copy_bytes", "copied bytes", &ProbeCounts::has_dispatch, &ProbeCounts::copy_bytes},
+    {"syncs", "host syncs", &ProbeCounts::has_dispatch, &ProbeCounts::syncs},
+    {"new_kernels", "first-seen kernels", &ProbeCounts::has_cupti, &ProbeCounts::new_kernels},
+    {"module_loads", "module loads", &ProbeCounts::has_cupti, &ProbeCounts::module_loads},
+    {"graph_instantiations", "CUDA graph instantiations", &ProbeCounts::has_cupti,
+     &ProbeCounts::graph_instantiations},
+    {"optimizer_resets", "optimizer state resets", &ProbeCounts::has_optimizer,
+     &ProbeCounts::optimizer_resets},
+    {"optimizer_state_off_device", "optimizer state off device (max)", &ProbeCounts::has_optimizer,
+     &ProbeCounts::optimizer_state_off_device},
+    {"optimizer_state_missing", "optimizer state missing (max)", &ProbeCounts::has_optimizer,
+     &ProbeCounts::optimizer_state_missing},
+    {"alerts", "alerts", nullptr, &ProbeCounts::alerts},
+};
+
 /// Step-time statistics of a set of steps, in milliseconds.
 struct StepTimeSummary {
   int64_t n = 0;
