@@ -9,7 +9,9 @@
 
 #include <array>
 #include <chrono>
+#include <cstdint>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <thread>
 #include <unordered_map>
@@ -63,13 +65,6 @@ Labels with(Labels labels, const std::string& name, const std::string& value) {
 // The labels of a field's series: `base` plus the field's own label, if any.
 Labels field_labels(const Labels& base, const MetricTarget& metric) {
   return metric.label != nullptr ? with(base, metric.label, metric.value) : base;
-}
-
-// A field's value in the metric's base unit (seconds for milliseconds).
-template <class S>
-double base_unit_value(const S& section, const Field<S>& f) {
-  const double v = field_value(section, f);
-  return f.unit == FieldUnit::kMilliseconds ? v * 1e-3 : v;
 }
 
 }  // namespace
@@ -168,28 +163,51 @@ struct PrometheusExporter::Impl {
   }
 
   // Adds each present section's counter fields to the phase's series and sets its gauge fields.
+  // The field tables are constants, so each section's loop is unrolled at compile time into
+  // direct member reads: this is the exporter's per-step path, and a run-time walk over the table
+  // (a variant visit per field) cost twice as much.
   void record_sections(const StepRecord& step, PhaseSeries& s) {
     std::size_t offset = 0;
-    for_each_section([&](const auto& section) {
+    for_each_section_constant([&](auto c) {
+      constexpr const auto& section = decltype(c)::value;
       if (const auto* values = section.of(step)) {
-        for (std::size_t i = 0; i < section.size; ++i) {
-          if (Counter* c = s.fields[offset + i]) {
-            // An atomic read-modify-write costs more than the branch.
-            const double v = base_unit_value(*values, section.fields[i]);
-            if (v > 0) c->Increment(v);
-          } else if (Gauge* g = run.fields[offset + i]) {
-            g->Set(base_unit_value(*values, section.fields[i]));
-          }
-        }
+        record_fields<decltype(c)>(*values, s.fields.data() + offset, run.fields.data() + offset,
+                                   last_gauge.data() + offset,
+                                   std::make_index_sequence<section.size>{});
       }
       offset += section.size;
     });
+  }
+
+  template <class C, class S, std::size_t... I>
+  static void record_fields(const S& values, Counter* const* counters, Gauge* const* gauges,
+                            double* last, std::index_sequence<I...> /*unused*/) {
+    (record_field<C, I>(values, counters[I], gauges[I], last[I]), ...);
+  }
+
+  template <class C, std::size_t I, class S>
+  static void record_field(const S& values, Counter* counter, Gauge* gauge, double& last) {
+    constexpr const Field<S>& f = C::value.fields[I];
+    if constexpr (f.metric.kind != MetricKind::kNone) {
+      constexpr auto member = std::get<f.member.index()>(f.member);
+      double v = static_cast<double>(values.*member);
+      if constexpr (f.unit == FieldUnit::kMilliseconds) v *= 1e-3;
+      if constexpr (f.metric.kind == MetricKind::kCounter) {
+        // An atomic read-modify-write costs more than the branch.
+        if (v > 0) counter->Increment(v);
+      } else if (v != last) {
+        // An unchanged level is not stored again: an atomic store to a line that scrapes read.
+        last = v;
+        gauge->Set(v);
+      }
+    }
   }
 
   MetricsOptions options;
   std::shared_ptr<prometheus::Registry> registry;
   reports::detail::MetricFamilies families;
   std::size_t field_count;
+  std::vector<double> last_gauge;  // the value each gauge field last set (NaN: none this run)
   std::unique_ptr<reports::detail::PullEndpoint> endpoint;
   RunSeries run;
   int runs_ended = 0;
@@ -233,6 +251,7 @@ void PrometheusExporter::on_run_start(const RunHeader& header) {
   m.run.state_same_device =
       &f.gauge("recompdiag_optimizer_state_tensors").Add(with(b, "location", "same_device"));
   m.run.fields = m.resolve_fields<Gauge>(MetricKind::kGauge, b);
+  m.last_gauge.assign(m.field_count, std::numeric_limits<double>::quiet_NaN());
   for (std::size_t k = 0; k < kEventKinds.size(); ++k) {
     m.run.events[k] =
         &f.counter("recompdiag_events_total").Add(with(b, "kind", to_string(kEventKinds[k])));

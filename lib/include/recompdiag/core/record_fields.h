@@ -208,14 +208,29 @@ inline constexpr Section<PlacementStats> kPlacementSection{
 inline constexpr Section<CuptiStats> kCuptiSection{sections::kCupti, &StepRecord::cupti,
                                                    kCuptiFields, std::size(kCuptiFields)};
 
+/// A section as a type: `decltype(c)::value` is the `Section` constant, usable where a constant
+/// expression is needed (code that unrolls a section's fields at compile time, as the exporter's
+/// per-step path does).
+template <const auto& kSection>
+struct SectionConstant {
+  static constexpr const auto& value = kSection;
+};
+
+/// Calls `f(SectionConstant<kSection>{})` for every probe section, in run-file order. `f` is a
+/// generic callable. The one list of sections.
+template <class F>
+void for_each_section_constant(F&& f) {
+  f(SectionConstant<kDispatchSection>{});
+  f(SectionConstant<kJitSection>{});
+  f(SectionConstant<kOptimizerSection>{});
+  f(SectionConstant<kPlacementSection>{});
+  f(SectionConstant<kCuptiSection>{});
+}
+
 /// Calls `f(section)` for every probe section, in run-file order. `f` is a generic callable.
 template <class F>
 void for_each_section(F&& f) {
-  f(kDispatchSection);
-  f(kJitSection);
-  f(kOptimizerSection);
-  f(kPlacementSection);
-  f(kCuptiSection);
+  for_each_section_constant([&](auto c) { f(decltype(c)::value); });
 }
 
 /// Fields of all sections together: the size of a flat per-field array.
