@@ -109,7 +109,38 @@ TEST_CASE("dispatcher probe: host ops when the expected device is CUDA; sampling
   five_ops(3);
   d = probe.end_step();
   CHECK_FALSE(d.sampled);
+  CHECK_FALSE(d.counted);
   CHECK(d.ops == 0);
+}
+
+TEST_CASE("dispatcher probe: unsampled steps counted by op name, without inputs") {
+  DispatcherOptions options;
+  options.expected_device = "cuda";
+  options.sample_every = 2;
+  options.count_unsampled = true;
+  DispatcherProbe probe(options);
+  REQUIRE(probe.available());
+  const int64_t signatures_before = probe.signatures_seen();
+  probe.begin_step(1);  // not sampled: counted only
+  five_ops(7);
+  DispatchStats d = probe.end_step();
+  CHECK_FALSE(d.sampled);
+  CHECK(d.counted);
+  CHECK(d.ops == 5);
+  CHECK(d.syncs == 1);  // item, by its name
+  // What needs the inputs is absent: no device split, host ops or signatures.
+  CHECK(d.ops_cpu == 0);
+  CHECK(d.host_ops == 0);
+  CHECK(d.new_signatures == 0);
+  CHECK(probe.signatures_seen() == signatures_before);
+  probe.begin_step(2);  // sampled: inspected
+  five_ops(7);
+  d = probe.end_step();
+  CHECK(d.sampled);
+  CHECK(d.counted);
+  CHECK(d.ops == 5);
+  CHECK(d.host_ops == 5);
+  CHECK(d.new_signatures > 0);
 }
 
 TEST_CASE("dispatcher probe: one per process; the observer goes with the probe") {

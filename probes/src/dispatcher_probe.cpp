@@ -13,22 +13,13 @@
 #include <cstring>
 #include <unordered_set>
 
-#include "detail/section_counters.h"
-#include "detail/signature_table.h"
+#include "detail/dispatch_state.h"
 
 namespace recompdiag::probes {
 
-struct DispatcherProbe::State {
-  explicit State(size_t signature_capacity) : signatures(signature_capacity) {}
-  detail::SectionCounters<DispatchStats, kDispatchSection> counters;
-  detail::SignatureTable signatures;
-  bool expect_cuda = false;
-  bool hash_signatures = true;
-};
-
 namespace {
 
-using State = DispatcherProbe::State;
+using State = detail::DispatchState;
 
 // The active probe's state. Callbacks are plain function pointers, so the state
 // is found here.
@@ -37,9 +28,14 @@ std::atomic<State*> g_state{nullptr};
 // Per-thread nesting: only the outermost op of a thread counts as an op, only
 // the outermost sync as a sync, and syncs inside the recorder's scope are the
 // recorder's.
-thread_local int t_op_depth = 0;
-thread_local int t_sync_depth = 0;
-thread_local int t_recorder_depth = 0;
+// One thread_local struct, not three ints: the library is position-independent,
+// so each thread_local access may cost a __tls_get_addr call; a callback makes one.
+struct Nesting {
+  int op = 0;
+  int sync = 0;
+  int recorder = 0;
+};
+thread_local Nesting t_nesting;
 
 enum class OpClass : uint8_t { kPlain, kCopy, kSync, kTransparent };
 
@@ -152,70 +148,85 @@ void count_copy(State& s, c10::ArrayRef<const c10::IValue> inputs) {
   }
 }
 
+// Host syncs need no inputs: the op's name says it blocks.
+void count_sync(State& s, const Nesting& n) {
+  if (n.recorder > 0) {
+    s.counters.add<&DispatchStats::recorder_syncs>(1);
+  } else {
+    s.counters.add<&DispatchStats::syncs>(1);
+  }
+}
+
+// What an op with its inputs tells beyond its name: its device, a cross-device copy, and
+// whether its signature is new.
+void inspect(State& s, const char* name, OpClass cls, bool outermost,
+             c10::ArrayRef<const c10::IValue> inputs) {
+  if (cls == OpClass::kCopy) count_copy(s, inputs);
+  if (!outermost) return;
+  const c10::Device device = op_device(inputs);
+  if (device.is_cpu()) {
+    s.counters.add<&DispatchStats::ops_cpu>(1);
+    if (s.expect_cuda) s.counters.add<&DispatchStats::host_ops>(1);
+  } else if (device.is_cuda()) {
+    s.counters.add<&DispatchStats::ops_cuda>(1);
+  }
+  if (s.hash_signatures) {
+    switch (s.signatures.insert(signature_of(name, inputs))) {
+      case detail::InsertResult::kNew:
+        s.counters.add<&DispatchStats::new_signatures>(1);
+        break;
+      case detail::InsertResult::kDropped:
+        s.counters.add<&DispatchStats::dropped>(1);
+        break;
+      case detail::InsertResult::kSeen:
+        break;
+    }
+  }
+}
+
+// The start callback of both modes: `kInputs` is the inspecting one (registered with
+// needsInputs), the other counts ops and syncs by name alone, so that LibTorch does not box the
+// op's arguments into IValues for it.
+template <bool kInputs>
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
-  State* s = g_state.load(std::memory_order_acquire);
+  const char* name = fn.name();
+  Nesting& n = t_nesting;
   if (fn.scope() == at::RecordScope::USER_SCOPE) {
-    if (std::strcmp(fn.name(), kRecorderReadScope) == 0) ++t_recorder_depth;
+    if (std::strcmp(name, kRecorderReadScope) == 0) ++n.recorder;
     return nullptr;
   }
-  const char* name = fn.name();
   const OpClass cls = classify(name);
   if (cls == OpClass::kTransparent) return nullptr;
   // Depth first, so that on_end (which recomputes the class) always finds it
   // balanced.
-  const bool outermost = t_op_depth++ == 0;
-  const bool outer_sync = cls == OpClass::kSync && t_sync_depth++ == 0;
+  const bool outermost = n.op++ == 0;
+  const bool outer_sync = cls == OpClass::kSync && n.sync++ == 0;
+  State* s = g_state.load(std::memory_order_acquire);
   if (s == nullptr) return nullptr;
-  try {
-    const auto inputs = fn.inputs();
-    if (cls == OpClass::kCopy) count_copy(*s, inputs);
-    if (outer_sync) {
-      if (t_recorder_depth > 0) {
-        s->counters.add<&DispatchStats::recorder_syncs>(1);
-      } else {
-        s->counters.add<&DispatchStats::syncs>(1);
-      }
+  if (outer_sync) count_sync(*s, n);
+  if (outermost) s->counters.add<&DispatchStats::ops>(1);
+  if constexpr (kInputs) {
+    try {
+      inspect(*s, name, cls, outermost, fn.inputs());
+    } catch (...) {
+      // An input we cannot read (an exotic tensor type): count it, never throw
+      // into the op.
+      s->counters.add<&DispatchStats::dropped>(1);
     }
-    if (!outermost) return nullptr;
-    s->counters.add<&DispatchStats::ops>(1);
-    const c10::Device device = op_device(inputs);
-    if (device.is_cpu()) {
-      s->counters.add<&DispatchStats::ops_cpu>(1);
-      if (s->expect_cuda) s->counters.add<&DispatchStats::host_ops>(1);
-    } else if (device.is_cuda()) {
-      s->counters.add<&DispatchStats::ops_cuda>(1);
-    }
-    if (s->hash_signatures) {
-      switch (s->signatures.insert(signature_of(name, inputs))) {
-        case detail::InsertResult::kNew:
-          s->counters.add<&DispatchStats::new_signatures>(1);
-          break;
-        case detail::InsertResult::kDropped:
-          s->counters.add<&DispatchStats::dropped>(1);
-          break;
-        case detail::InsertResult::kSeen:
-          break;
-      }
-    }
-  } catch (...) {
-    // An input we cannot read (an exotic tensor type): count it, never throw
-    // into the op.
-    s->counters.add<&DispatchStats::dropped>(1);
   }
   return nullptr;
 }
 
 void on_end(const at::RecordFunction& fn, at::ObserverContext* /*unused*/) {
+  Nesting& n = t_nesting;
   if (fn.scope() == at::RecordScope::USER_SCOPE) {
-    if (t_recorder_depth > 0 && std::strcmp(fn.name(), kRecorderReadScope) == 0) {
-      --t_recorder_depth;
-    }
+    if (n.recorder > 0 && std::strcmp(fn.name(), kRecorderReadScope) == 0) --n.recorder;
     return;
   }
   const OpClass cls = classify(fn.name());
   if (cls == OpClass::kTransparent) return;
-  if (t_op_depth > 0) --t_op_depth;
-  if (cls == OpClass::kSync && t_sync_depth > 0) --t_sync_depth;
+  if (n.op > 0) --n.op;
+  if (cls == OpClass::kSync && n.sync > 0) --n.sync;
 }
 
 }  // namespace
@@ -233,12 +244,19 @@ DispatcherProbe::DispatcherProbe(DispatcherOptions options)
     return;
   }
   try {
-    at::RecordFunctionCallback cb(&on_start, &on_end);
-    cb.needsInputs(true).scopes({at::RecordScope::FUNCTION, at::RecordScope::USER_SCOPE});
-    handle_ = at::addGlobalCallback(cb);
-    at::disableCallback(handle_);  // enabled per sampled step
+    // Both callbacks are installed once and enabled per step, at most one at a time.
+    at::RecordFunctionCallback inspect(&on_start<true>, &on_end);
+    inspect.needsInputs(true).scopes({at::RecordScope::FUNCTION, at::RecordScope::USER_SCOPE});
+    inspect_handle_ = at::addGlobalCallback(inspect);
+    at::disableCallback(inspect_handle_);
+    at::RecordFunctionCallback count(&on_start<false>, &on_end);
+    count.needsInputs(false).scopes({at::RecordScope::FUNCTION, at::RecordScope::USER_SCOPE});
+    count_handle_ = at::addGlobalCallback(count);
+    at::disableCallback(count_handle_);
     availability_.available = true;
   } catch (const std::exception& e) {
+    if (inspect_handle_ != 0) at::removeCallback(inspect_handle_);
+    inspect_handle_ = 0;
     g_state.store(nullptr);
     availability_.reason = std::string("RecordFunction callback not installed: ") + e.what();
   }
@@ -246,7 +264,8 @@ DispatcherProbe::DispatcherProbe(DispatcherOptions options)
 
 DispatcherProbe::~DispatcherProbe() {
   if (!availability_.available) return;
-  at::removeCallback(handle_);
+  at::removeCallback(inspect_handle_);
+  at::removeCallback(count_handle_);
   g_state.store(nullptr, std::memory_order_release);
 }
 
@@ -255,18 +274,22 @@ void DispatcherProbe::begin_step(int64_t step, bool force_sample) {
   state_->counters.reset();
   in_step_ = true;
   sampled_ = force_sample || step % options_.sample_every == 0;
-  if (sampled_) at::reenableCallback(handle_);
+  enabled_ = sampled_ ? inspect_handle_ : options_.count_unsampled ? count_handle_ : 0;
+  if (enabled_ != 0) at::reenableCallback(enabled_);
 }
 
 DispatchStats DispatcherProbe::end_step() {
   DispatchStats out;
   if (!availability_.available || !in_step_) {
     out.sampled = false;
+    out.counted = false;
     return out;
   }
-  if (sampled_) at::disableCallback(handle_);
+  if (enabled_ != 0) at::disableCallback(enabled_);
+  enabled_ = 0;
   in_step_ = false;
   out.sampled = sampled_;
+  out.counted = sampled_ || options_.count_unsampled;
   state_->counters.take(out);
   return out;
 }

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <map>
 
+#include "cli/bench_instructions.h"
 #include "cli/commands.h"
 #include "cli/train_flags.h"
 #include "recompdiag/core/error.h"
@@ -23,6 +24,9 @@ struct BenchOverhead {
   int block_steps = 20;
   int warmup_steps = 60;
   int sample_every = 10;
+  bool instructions = false;
+  std::string callgrind_arm;  // set in the children of --instructions
+  InstructionBench instruction_bench;
 };
 
 }  // namespace
@@ -44,15 +48,52 @@ void add_bench_overhead_command(CLI::App& bench, CommandContext& ctx) {
   cmd->add_option("--warmup", state->warmup_steps,
                   "Steps before measuring (compile, profiling runs)")
       ->capture_default_str();
+  cmd->add_flag("--instructions", state->instructions,
+                "Instead of timing: instructions per step under valgrind's callgrind for the "
+                "monitor off, all CPU probes and the sampled dispatcher (1 intra-op thread; "
+                "repeatable on a busy machine; takes a few minutes)");
+  cmd->add_option("--instruction-steps", state->instruction_bench.counted_steps,
+                  "--instructions: steps counted per arm")
+      ->capture_default_str();
+  cmd->add_option("--callgrind-arm", state->callgrind_arm,
+                  "Internal: the arm a child of --instructions runs (off, full, counted, sampled)");
   cmd->callback([state, &ctx] {
     BenchOverhead& s = *state;
     if (s.rounds < 1 || s.block_steps < 3 || s.warmup_steps < 0 || s.sample_every < 1) {
       throw InputError(
           "--rounds must be >= 1, --block-steps >= 3, --warmup >= 0, --sample-every >= 1");
     }
+    if (s.instruction_bench.counted_steps < 1) throw InputError("--instruction-steps must be >= 1");
+    if (!s.callgrind_arm.empty() && !is_instruction_arm(s.callgrind_arm)) {
+      throw InputError("--callgrind-arm must be off, full, counted or sampled, got '" +
+                       s.callgrind_arm + "'");
+    }
     TrainConfig config = to_config(s.flags);
     config.mode = parse_train_mode(s.mode);
     config.monitor = false;  // each arm attaches what it measures
+    probes::MonitorOptions full;
+    full.log_alerts = false;
+    full.dispatcher_full_steps_after_event = 0;        // every step anyway
+    full.dispatcher_sample_every = 1;                  // every step's op inputs read
+    probes::MonitorOptions counted = full;             // the default: inputs on sampled steps only,
+    counted.dispatcher_sample_every = s.sample_every;  // (steady state: no event windows)
+    counted.dispatcher_count_unsampled = true;         // the others counted by op name
+    probes::MonitorOptions sampled = counted;
+    sampled.dispatcher_count_unsampled = false;  // the steps between samples not observed
+    s.instruction_bench.sample_every = s.sample_every;
+    if (s.instructions) {
+      print_instruction_counts(s.instruction_bench);
+      ctx.exit_code = 0;
+      return;
+    }
+    if (!s.callgrind_arm.empty()) {
+      config.threads = 1;  // idle intra-op threads spinning would make the count drift
+      TwoPhaseTrainer trainer(config);
+      run_instruction_arm(trainer, arm_options(s.callgrind_arm, full, counted, sampled),
+                          s.instruction_bench);
+      ctx.exit_code = 0;
+      return;
+    }
     TwoPhaseTrainer trainer(config);
 
     std::unique_ptr<RecordSink> exporter;
@@ -62,11 +103,6 @@ void add_bench_overhead_command(CLI::App& bench, CommandContext& ctx) {
       exporter = reports::make_metrics_sink(metrics);
       exporter->on_run_start(trainer.header());
     }
-    probes::MonitorOptions full;
-    full.log_alerts = false;
-    full.dispatcher_full_steps_after_event = 0;  // every step anyway
-    probes::MonitorOptions sampled = full;
-    sampled.dispatcher_sample_every = s.sample_every;  // steady state: no event windows
     struct Arm {
       std::string name;
       const probes::MonitorOptions* monitor;
@@ -76,7 +112,11 @@ void add_bench_overhead_command(CLI::App& bench, CommandContext& ctx) {
     std::vector<Arm> arms = {
         {"monitor off", nullptr, nullptr, {}},
         {"all CPU probes", &full, nullptr, {}},
-        {"probes, dispatcher 1/" + std::to_string(s.sample_every), &sampled, nullptr, {}}};
+        {"probes, inputs 1/" + std::to_string(s.sample_every) + ", counted", &counted, nullptr, {}},
+        {"probes, dispatcher 1/" + std::to_string(s.sample_every) + " only",
+         &sampled,
+         nullptr,
+         {}}};
     if (exporter) arms.push_back({"probes + exporter", &full, exporter.get(), {}});
 
     trainer.time_steps(s.warmup_steps, nullptr);

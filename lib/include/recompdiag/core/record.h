@@ -53,6 +53,9 @@ struct DispatchStats {
   int64_t new_signatures = 0;
   int64_t dropped = 0;  ///< Events the probe could not store (buffer full).
   bool sampled = true;  ///< False when sampling skipped this step: counters are absent.
+  /// On an unsampled step: true when ops, syncs and recorder_syncs were still counted (by name,
+  /// without reading op inputs); the other counters are absent either way. True on sampled steps.
+  bool counted = true;
 };
 
 /// TorchScript JIT counters for one step.

@@ -122,6 +122,7 @@ inline constexpr Field<DispatchStats> kDispatchFields[] = {
     {"dropped", &DispatchStats::dropped, FieldUnit::kCount, "Events the probe could not store (table full)",
      counter("recompdiag_dropped_probe_records_total", "probe", sections::kDispatch)},
     {"sampled", &DispatchStats::sampled, FieldUnit::kFlag, "False when sampling skipped the step: the counters are absent", {}},
+    {"counted", &DispatchStats::counted, FieldUnit::kFlag, "On an unsampled step, whether ops and syncs were still counted", {}},
 };
 
 inline constexpr Field<JitStats> kJitFields[] = {

@@ -11,6 +11,10 @@
 
 namespace recompdiag::probes {
 
+namespace detail {
+struct DispatchState;  // what the callbacks write into; private to the probe
+}  // namespace detail
+
 /// Name of the RecordFunction user scope inside which host syncs are the recorder's own
 /// (`RECORD_USER_SCOPE("recompdiag::recorder_read")` around the loss read): they count in
 /// `DispatchStats::recorder_syncs`, not in `syncs`.
@@ -24,13 +28,19 @@ struct DispatcherOptions {
   /// Observe every Nth step only (1: every step). Unsampled steps cost nothing and report
   /// `sampled = false` with zero counters.
   int64_t sample_every = 1;
+  /// On unsampled steps, still count ops, host syncs and the recorder's syncs, by op name alone:
+  /// a callback that needs no op inputs, so LibTorch boxes no arguments for it (`counted = true`,
+  /// `sampled = false`; the device split, copies and signatures stay absent).
+  bool count_unsampled = false;
   /// Hash first-seen (op, dtypes, shapes, device) signatures. Needs the op inputs either way.
   bool signatures = true;
   /// Slots of the fixed signature table (rounded up to a power of two, filled to 3/4).
   int64_t signature_capacity = 1 << 15;
 };
 
-/// Counts ops through one global RecordFunction callback (scopes FUNCTION and USER_SCOPE).
+/// Counts ops through global RecordFunction callbacks (scopes FUNCTION and USER_SCOPE): one that
+/// reads op inputs on sampled steps, one that counts by name alone on the others when
+/// `count_unsampled` is set. At most one is enabled at a time.
 ///
 /// Only one dispatcher probe can be active in a process (RecordFunction callbacks are plain
 /// function pointers); a second one reports unavailable. The callback is enabled between
@@ -61,13 +71,13 @@ class DispatcherProbe {
   /// Distinct signatures seen since construction.
   int64_t signatures_seen() const;
 
-  struct State;  ///< Internal, shared with the callback.
-
  private:
   DispatcherOptions options_;
   Availability availability_;
-  std::unique_ptr<State> state_;
-  uint64_t handle_ = 0;
+  std::unique_ptr<detail::DispatchState> state_;
+  uint64_t inspect_handle_ = 0;  // the callback that reads op inputs (sampled steps)
+  uint64_t count_handle_ = 0;    // the one that counts by name alone (count_unsampled)
+  uint64_t enabled_ = 0;         // the one enabled for the current step, or 0
   bool in_step_ = false;
   bool sampled_ = false;
 };

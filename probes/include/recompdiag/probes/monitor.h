@@ -64,6 +64,9 @@ struct MonitorOptions {
   bool nvtx = true;
   /// Observe ops every Nth step only (1: every step). Unsampled steps cost nothing.
   int64_t dispatcher_sample_every = 1;
+  /// On the steps sampling skips, still count ops and host syncs by name (no op inputs read: a
+  /// fraction of the cost of a sampled step). See DispatcherOptions::count_unsampled.
+  bool dispatcher_count_unsampled = true;
   /// With sampling, every step is still observed for this many steps at the start and after
   /// each compile, phase start or optimizer rebuild: where cache misses and host ops appear.
   int64_t dispatcher_full_steps_after_event = 20;
