@@ -31,7 +31,7 @@ struct InstructionBench {
 };
 
 /// Arm names, in print order: "off", "full" (every step's op inputs read), "counted" (inputs on
-/// sampled steps, the others counted by name: the default), "sampled" (sampled steps only).
+/// sampled steps, the others counted by name), "sampled" (sampled steps only: the default).
 bool is_instruction_arm(const std::string& name);
 
 /// The monitor options of an arm (null for "off"); the options must outlive the use.

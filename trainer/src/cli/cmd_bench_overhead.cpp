@@ -75,11 +75,11 @@ void add_bench_overhead_command(CLI::App& bench, CommandContext& ctx) {
     full.log_alerts = false;
     full.dispatcher_full_steps_after_event = 0;        // every step anyway
     full.dispatcher_sample_every = 1;                  // every step's op inputs read
-    probes::MonitorOptions counted = full;             // the default: inputs on sampled steps only,
-    counted.dispatcher_sample_every = s.sample_every;  // (steady state: no event windows)
+    probes::MonitorOptions counted = full;             // inputs on sampled steps only
+    counted.dispatcher_sample_every = s.sample_every;  // (steady state: no event windows),
     counted.dispatcher_count_unsampled = true;         // the others counted by op name
     probes::MonitorOptions sampled = counted;
-    sampled.dispatcher_count_unsampled = false;  // the steps between samples not observed
+    sampled.dispatcher_count_unsampled = false;  // the default: the steps between not observed
     s.instruction_bench.sample_every = s.sample_every;
     if (s.instructions) {
       print_instruction_counts(s.instruction_bench);

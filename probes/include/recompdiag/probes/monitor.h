@@ -64,9 +64,11 @@ struct MonitorOptions {
   bool nvtx = true;
   /// Observe ops every Nth step only (1: every step). Unsampled steps cost nothing.
   int64_t dispatcher_sample_every = 1;
-  /// On the steps sampling skips, still count ops and host syncs by name (no op inputs read: a
-  /// fraction of the cost of a sampled step). See DispatcherOptions::count_unsampled.
-  bool dispatcher_count_unsampled = true;
+  /// On the steps sampling skips, still count ops and host syncs by op name, without reading op
+  /// inputs: every step observed. Costs most of what reading inputs costs (LibTorch's per-op
+  /// RecordFunction work dominates), so it is off by default. See
+  /// DispatcherOptions::count_unsampled.
+  bool dispatcher_count_unsampled = false;
   /// With sampling, every step is still observed for this many steps at the start and after
   /// each compile, phase start or optimizer rebuild: where cache misses and host ops appear.
   int64_t dispatcher_full_steps_after_event = 20;
