@@ -197,7 +197,10 @@ nlohmann::ordered_json run_header_json(const RunHeader& h) {
           {"probes", h.probes},
           {"seed", h.seed},
           {"start_time", h.start_time},
-          {"host", h.host}};
+          {"host", h.host},
+          {"rank", h.rank},
+          {"world_size", h.world_size},
+          {"job_id", h.job_id}};
 }
 
 std::string to_json_line(const RunHeader& h) {
@@ -226,6 +229,7 @@ std::string to_json_line(const RunSummary& s) {
       {"final_loss", std::isfinite(s.final_loss) ? nlohmann::json(s.final_loss) : nullptr},
       {"final_head_losses", heads},
       {"status", s.status}};
+  if (!s.parameters_digest.empty()) j["parameters_digest"] = s.parameters_digest;
   return j.dump();
 }
 

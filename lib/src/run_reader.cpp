@@ -193,6 +193,20 @@ RunHeader read_header(const element& e) {
   h.seed = j.value("seed", uint64_t{0});
   h.start_time = str("start_time");
   h.host = str("host");
+  // Files from before data-parallel runs have no rank fields: a single process.
+  auto integer = [&](const char* k, int fallback) {
+    if (!j.contains(k)) return fallback;
+    if (!j[k].is_number_integer())
+      throw LineError(std::string("run header's '") + k + "' is not an integer");
+    return j[k].get<int>();
+  };
+  h.rank = integer("rank", 0);
+  h.world_size = integer("world_size", 1);
+  h.job_id = str("job_id");
+  if (h.world_size < 1 || h.rank < 0 || h.rank >= h.world_size) {
+    throw LineError("run header has rank " + std::to_string(h.rank) + " of world_size " +
+                    std::to_string(h.world_size) + " (need 0 <= rank < world_size)");
+  }
   return h;
 }
 
@@ -226,6 +240,8 @@ RunSummary read_summary(const element& e) {
       s.final_head_losses.push_back(v.is_number() ? v.get<double>()
                                                   : std::numeric_limits<double>::quiet_NaN());
   s.status = j.value("status", "completed");
+  if (j.contains("parameters_digest") && j["parameters_digest"].is_string())
+    s.parameters_digest = j["parameters_digest"].get<std::string>();
   return s;
 }
 

@@ -18,6 +18,10 @@ int report_error(const std::exception_ptr& error, std::ostream& err, const std::
   } catch (const IoError& e) {
     err << "recompdiag: error: " << context << e.what() << "\n";
     return kExitRunFailed;
+  } catch (const JobError& e) {
+    // A data-parallel job failed around this rank (a peer never joined or died).
+    err << "recompdiag: error: " << context << e.what() << "\n";
+    return kExitRunFailed;
   } catch (const Interrupted& e) {
     err << "recompdiag: " << context << e.what() << "\n";
     return e.exit_code();

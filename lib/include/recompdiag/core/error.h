@@ -21,4 +21,12 @@ class IoError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// A data-parallel job failed around this process although its own input was fine: a rank never
+/// joined the rendezvous, or a peer died or stalled in a collective. The CLI prints `what()` as
+/// one line and exits 1; the rank's run file keeps every completed step.
+class JobError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 }  // namespace recompdiag

@@ -27,6 +27,7 @@ inline constexpr char kJit[] = "jit";              ///< The JIT probe (JitStats)
 inline constexpr char kOptimizer[] = "optimizer";  ///< The optimizer-state probe.
 inline constexpr char kPlacement[] = "placement";  ///< The placement probe.
 inline constexpr char kCupti[] = "cupti";          ///< The CUPTI probe (CuptiStats).
+inline constexpr char kComm[] = "comm";            ///< The collectives of a rank (CommStats).
 }  // namespace sections
 
 /// Availability of one probe or SDK: `available` or the reason it is not.
@@ -106,6 +107,15 @@ struct CuptiStats {
   int64_t dropped = 0;     ///< Activity records CUPTI dropped.
 };
 
+/// The collectives one rank of a data-parallel job ran in one step: how many, how many bytes they
+/// carried, and how long the rank waited in them (for the slowest rank to arrive, then the
+/// transfer itself). A rank that waits long while others do not is waiting for a straggler.
+struct CommStats {
+  int64_t collectives = 0;  ///< Collectives completed (a coalesced all-reduce is one).
+  int64_t bytes = 0;        ///< Bytes this rank contributed to them.
+  double wait_ms = 0.0;     ///< Host time from issuing each collective to its completion.
+};
+
 /// One training step.
 struct StepRecord {
   int64_t step = 0;                  ///< Global step, from 0.
@@ -123,6 +133,7 @@ struct StepRecord {
   std::optional<OptimizerStats> optimizer;
   std::optional<PlacementStats> placement;
   std::optional<CuptiStats> cupti;
+  std::optional<CommStats> comm;    ///< Present in the steps of a data-parallel rank.
   std::vector<std::string> alerts;  ///< Rule names of alerts raised at this step.
 };
 
@@ -170,6 +181,13 @@ struct RunHeader {
   uint64_t seed = 0;
   std::string start_time;  ///< ISO 8601 UTC.
   std::string host;
+  /// This file's rank in a data-parallel job, from 0; 0 for a single-process run.
+  int rank = 0;
+  /// Ranks in the job; 1 for a single-process run.
+  int world_size = 1;
+  /// Shared by the rank files of one job (rank 0 draws it and hands it out at rendezvous); empty
+  /// for a single-process run.
+  std::string job_id;
 };
 
 /// Last line of a run file that finished.
@@ -181,6 +199,9 @@ struct RunSummary {
   double final_loss = 0.0;
   std::vector<double> final_head_losses;
   std::string status = "completed";
+  /// A digest (FNV-1a, 16 hex digits) of the final parameters' bytes: equal on every rank of a
+  /// data-parallel job whose ranks stayed in step. Empty when the writer did not compute one.
+  std::string parameters_digest;
 };
 
 }  // namespace recompdiag

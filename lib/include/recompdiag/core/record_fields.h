@@ -1,7 +1,7 @@
 #pragma once
 /// \file
-/// One field table per probe section of a step (dispatch, jit, optimizer, placement, cupti): each
-/// field's JSON name, struct member, unit, help text and the Prometheus series it feeds.
+/// One field table per probe section of a step (dispatch, jit, optimizer, placement, cupti, comm):
+/// each field's JSON name, struct member, unit, help text and the Prometheus series it feeds.
 ///
 /// Everything that handles a section iterates its table instead of naming fields: the run-file
 /// writer and reader, the per-section totals of the reports, the Prometheus exporter and the
@@ -193,6 +193,15 @@ inline constexpr Field<CuptiStats> kCuptiFields[] = {
     {"dropped", &CuptiStats::dropped, FieldUnit::kCount, "Activity records CUPTI dropped or the probe could not store",
      counter("recompdiag_dropped_probe_records_total", "probe", sections::kCupti)},
 };
+
+inline constexpr Field<CommStats> kCommFields[] = {
+    {"collectives", &CommStats::collectives, FieldUnit::kCount, "Collectives this rank completed (one coalesced all-reduce of the gradients per step)",
+     counter("recompdiag_collectives_total")},
+    {"bytes", &CommStats::bytes, FieldUnit::kBytes, "Bytes this rank contributed to its collectives",
+     counter("recompdiag_collective_bytes_total")},
+    {"wait_ms", &CommStats::wait_ms, FieldUnit::kMilliseconds, "Time from issuing a collective to its completion: waiting for the slowest rank, then the transfer",
+     counter("recompdiag_collective_wait_seconds_total")},
+};
 // clang-format on
 
 inline bool dispatch_counted(const DispatchStats& s) { return s.sampled; }
@@ -208,6 +217,8 @@ inline constexpr Section<PlacementStats> kPlacementSection{
     sections::kPlacement, &StepRecord::placement, kPlacementFields, std::size(kPlacementFields)};
 inline constexpr Section<CuptiStats> kCuptiSection{sections::kCupti, &StepRecord::cupti,
                                                    kCuptiFields, std::size(kCuptiFields)};
+inline constexpr Section<CommStats> kCommSection{sections::kComm, &StepRecord::comm, kCommFields,
+                                                 std::size(kCommFields)};
 
 /// A section as a type: `decltype(c)::value` is the `Section` constant, usable where a constant
 /// expression is needed (code that unrolls a section's fields at compile time, as the exporter's
@@ -226,6 +237,7 @@ void for_each_section_constant(F&& f) {
   f(SectionConstant<kOptimizerSection>{});
   f(SectionConstant<kPlacementSection>{});
   f(SectionConstant<kCuptiSection>{});
+  f(SectionConstant<kCommSection>{});
 }
 
 /// Calls `f(section)` for every probe section, in run-file order. `f` is a generic callable.
