@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "detail/step_probes.h"
+#include "recompdiag/probes/comm_probe.h"
 #include "recompdiag/probes/nvtx.h"
 
 namespace recompdiag::probes {
@@ -64,6 +65,14 @@ Monitor::Monitor(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
     probes_.push_back(std::move(probe));
   } else {
     probes_.push_back(make_null_probe(sections::kPlacement, kDisabled));
+  }
+  if (options_.comm) {
+    auto probe = std::make_unique<probes::CommProbe>();
+    comm_ = probe.get();
+    probes_.push_back(std::move(probe));
+  } else {
+    probes_.push_back(
+        probes::make_null_probe(sections::kComm, "disabled: not a rank of a data-parallel job"));
   }
   events_.reserve(static_cast<size_t>(std::min<int64_t>(options_.max_queued_events, 256)));
   if (options_.nvtx) nvtx_push("recompdiag:run");

@@ -60,6 +60,14 @@ std::vector<std::vector<double>> parse_phase_weights(const std::string& text,
   return out;
 }
 
+void check_batch_shards(int batch_size, int world_size) {
+  if (batch_size < world_size) {
+    throw InputError("--batch-size " + std::to_string(batch_size) +
+                     " is smaller than the world size " + std::to_string(world_size) +
+                     ": every rank needs at least one sequence of each batch");
+  }
+}
+
 void TrainConfig::validate() const {
   auto positive = [](int v, const char* flag) {
     if (v <= 0) throw InputError(std::string(flag) + " must be positive, got " + std::to_string(v));
@@ -100,6 +108,10 @@ void TrainConfig::validate() const {
     throw InputError("--dispatch-sample-every must be >= 1, got " +
                      std::to_string(dispatch_sample_every));
   if (threads < 0) throw InputError("--threads must be >= 0, got " + std::to_string(threads));
+  if (distributed) {
+    distributed->validate();
+    check_batch_shards(batch_size, distributed->world_size);
+  }
   if (!(plateau.factor > 0 && plateau.factor < 1))
     throw InputError("--plateau-factor must be in (0, 1)");
   if (plateau.patience < 0 || plateau.cooldown < 0)

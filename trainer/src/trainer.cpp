@@ -3,11 +3,13 @@
 #include <torch/version.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 
 #include "detail/run_header.h"
 #include "detail/trainer_impl.h"
 #include "recompdiag/core/error.h"
+#include "recompdiag/probes/comm_probe.h"
 #include "recompdiag/trainer/memory_estimate.h"
 #include "recompdiag/trainer/plateau.h"
 
@@ -19,6 +21,18 @@ using Clock = std::chrono::steady_clock;
 
 double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+/// FNV-1a over the parameters' bytes: ranks that stayed in step have equal digests.
+std::string parameters_digest(const std::vector<float>& values) {
+  uint64_t h = 1469598103934665603ULL;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
+  for (size_t i = 0; i < values.size() * sizeof(float); ++i) {
+    h = (h ^ bytes[i]) * 1099511628211ULL;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
 }
 
 }  // namespace
@@ -45,7 +59,7 @@ void TwoPhaseTrainer::Impl::train_step(size_t b, const torch::Tensor* weights_ar
   adam->zero_grad();
   StepLosses losses = step->run(batches[b], params, weights_arg);
   losses.loss.backward();
-  if (on_gradients_ready) on_gradients_ready(params);
+  if (on_gradients_ready) on_gradients_ready(params, losses);
   clip_gradients(params, config.clip_value);
   adam->step();
   if (has(FaultKind::kHostSync)) {
@@ -113,6 +127,8 @@ TwoPhaseTrainer::TwoPhaseTrainer(TrainConfig config) : impl_(std::make_unique<Im
     }
   }
   if (c.threads > 0) torch::set_num_threads(c.threads);
+  // Joins the job before anything is built: a rank that never comes fails every other rank here.
+  if (c.distributed) m.group = std::make_unique<trainer::detail::DataParallelGroup>(*c.distributed);
 
   torch::manual_seed(c.seed);
   if (m.device.is_cuda()) torch::cuda::manual_seed_all(c.seed);
@@ -120,6 +136,7 @@ TwoPhaseTrainer::TwoPhaseTrainer(TrainConfig config) : impl_(std::make_unique<Im
   m.model->to(m.device);
   m.params = m.model->step_parameters();  // Module::to moves data in place: same tensors
   m.batches = make_synthetic_batches(c, m.device);
+  if (m.group) m.group->shard(m.batches);  // every rank drew the same batches: same seed
   // Phase 1's optimizer exists from the start so the monitor can inspect it from step 0.
   m.adam = make_adam(m.params, c.phases.front().lr, c.adam_epsilon);
   m.lr_requested = c.phases.front().lr;
@@ -130,12 +147,25 @@ TwoPhaseTrainer::TwoPhaseTrainer(TrainConfig config) : impl_(std::make_unique<Im
     options.event_sink = &m.fan_out;
     options.log_alerts = c.log_alerts;
     options.dispatcher_sample_every = c.dispatch_sample_every;
+    options.comm = m.group != nullptr;
     m.monitor = std::make_unique<probes::Monitor>(*m.model, *m.adam, options);
     m.monitor->set_requested_lr(c.phases.front().lr);
   }
 
   m.header = trainer::detail::make_run_header(c, m.device.str(), torch::cuda::is_available(),
                                               m.monitor.get());
+  if (m.group) {
+    m.header.rank = m.group->rank();
+    m.header.world_size = m.group->world_size();
+    m.header.job_id = m.group->job_id();
+    m.on_gradients_ready = [&m, step = int64_t{0}](const std::vector<torch::Tensor>& params,
+                                                  StepLosses& losses) mutable {
+      const trainer::detail::CollectiveCost cost = m.group->average_step(params, losses, step++);
+      if (m.monitor && m.monitor->comm()) {
+        m.monitor->comm()->record_collective(cost.bytes, cost.wait_ms);
+      }
+    };
+  }
 }
 
 TwoPhaseTrainer::~TwoPhaseTrainer() = default;
@@ -242,7 +272,13 @@ TrainResult TwoPhaseTrainer::run() {
     result.adam_step_at_phase_end.push_back(adam_step_of(*m.adam, m.params.front()));
   }
 
+  for (const torch::Tensor& p : m.params) {
+    torch::Tensor flat = p.detach().to(torch::kCPU).contiguous().view(-1);
+    result.final_parameters.insert(result.final_parameters.end(), flat.data_ptr<float>(),
+                                   flat.data_ptr<float>() + flat.numel());
+  }
   RunSummary& sum = result.summary;
+  sum.parameters_digest = parameters_digest(result.final_parameters);
   sum.steps = global_step;
   sum.elapsed_s = std::chrono::duration<double>(Clock::now() - run_start - barrier_wait).count();
   sum.compiles = m.compiles;
@@ -253,11 +289,6 @@ TrainResult TwoPhaseTrainer::run() {
   for (RecordSink* s : m.sinks) s->on_run_end(sum);
 
   result.compiles = m.compiles;
-  for (const torch::Tensor& p : m.params) {
-    torch::Tensor flat = p.detach().to(torch::kCPU).contiguous().view(-1);
-    result.final_parameters.insert(result.final_parameters.end(), flat.data_ptr<float>(),
-                                   flat.data_ptr<float>() + flat.numel());
-  }
   return result;
 }
 

@@ -7,6 +7,8 @@
 #include "cli/metrics_flags.h"
 #include "cli/train_flags.h"
 #include "recompdiag/core/run_io.h"
+#include "recompdiag/trainer/distributed.h"
+#include "recompdiag/trainer/local_job.h"
 #include "recompdiag/trainer/stop_signals.h"
 #include "recompdiag/trainer/trainer.h"
 
@@ -48,23 +50,45 @@ void add_train_command(CLI::App& app, CommandContext& ctx) {
     // Everything is validated (and the device resolved) before the run file is created, so bad
     // input leaves no file behind.
     validate(s.metrics);
+    const std::string out = s.out.empty() ? std::string("recompdiag-") + s.mode + ".jsonl" : s.out;
+    if (launches_local_job(s.flags)) {
+      // This process only starts the ranks: each runs this command line again as one rank.
+      trainer::LocalJobOptions job;
+      job.world_size = *s.flags.world_size;
+      job.argv = trainer::this_command_line();
+      ctx.exit_code = trainer::run_local_job(job);
+      if (ctx.exit_code == 0 && !s.flags.quiet) {
+        std::cout << "recompdiag: data-parallel " << s.mode << " job of " << job.world_size
+                  << " rank(s) finished; wrote " << trainer::rank_file_path(out, 0)
+                  << (job.world_size > 1
+                          ? " ... " + trainer::rank_file_path(out, job.world_size - 1)
+                          : std::string())
+                  << "\n";
+      }
+      return;
+    }
+    const std::optional<trainer::DistributedOptions>& rank = config.distributed;
+    // Joins the job (when this process is a rank) before the run file exists.
     TwoPhaseTrainer trainer(config);
     // Binds the metrics port (a port in use is bad input) before the run file exists.
     std::unique_ptr<RecordSink> metrics = reports::make_metrics_sink(s.metrics);
-    const std::string out = s.out.empty() ? std::string("recompdiag-") + s.mode + ".jsonl" : s.out;
-    RunFileSink file(out);
+    const std::string path = rank ? trainer::rank_file_path(out, rank->rank) : out;
+    RunFileSink file(path);
     trainer.add_sink(file);
     if (metrics) trainer.add_sink(*metrics);
     trainer::TerminalProgress progress(stdout);
-    if (!s.flags.quiet) trainer.set_progress(&progress);
+    // One progress stream per job: rank 0's.
+    if (!s.flags.quiet && (!rank || rank->rank == 0)) trainer.set_progress(&progress);
     StopOnSignals stop(trainer);
     TrainResult result = trainer.run();
-    if (stop.signal() != 0) throw Interrupted(stop.signal(), "train (" + out + ")");
+    if (stop.signal() != 0) throw Interrupted(stop.signal(), "train (" + path + ")");
     if (!s.flags.quiet) {
-      std::cout << "recompdiag: " << s.mode << " run on " << trainer.header().device_used << ": "
-                << result.summary.steps << " steps in " << result.summary.elapsed_s << " s, "
-                << result.compiles << " compile(s), final loss " << result.summary.final_loss
-                << "; wrote " << out << "\n";
+      std::cout << "recompdiag: " << s.mode << " run";
+      if (rank) std::cout << ", rank " << rank->rank << " of " << rank->world_size << ",";
+      std::cout << " on " << trainer.header().device_used << ": " << result.summary.steps
+                << " steps in " << result.summary.elapsed_s << " s, " << result.compiles
+                << " compile(s), final loss " << result.summary.final_loss << "; wrote " << path
+                << "\n";
     }
     ctx.exit_code = 0;
   });

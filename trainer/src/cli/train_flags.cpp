@@ -1,6 +1,7 @@
 #include "cli/train_flags.h"
 
 #include <cmath>
+#include <cstdlib>
 
 #include "recompdiag/core/error.h"
 
@@ -66,6 +67,21 @@ void add_train_flags(CLI::App& cmd, TrainFlags& f) {
                "to errors");
   cmd.add_flag("--no-monitor", f.no_monitor,
                "Run without the health monitor and its probes (the baseline to time)");
+  cmd.add_option("--world-size", f.world_size,
+                 "Train data-parallel with N local rank processes (c10d, Gloo on loopback), one "
+                 "run file per rank (NAME.rank0.jsonl, ...). A launcher's RANK, WORLD_SIZE, "
+                 "MASTER_ADDR and MASTER_PORT make this process one rank instead");
+  cmd.add_option("--rendezvous-timeout", f.rendezvous_timeout_s,
+                 "Seconds a rank waits for every other rank to join before it fails")
+      ->capture_default_str();
+  cmd.add_option("--collective-timeout", f.collective_timeout_s,
+                 "Seconds a rank waits in one all-reduce (a peer died or stalled) before it fails")
+      ->capture_default_str();
+}
+
+bool launches_local_job(const TrainFlags& flags) {
+  return flags.world_size.has_value() && std::getenv("RANK") == nullptr &&
+         std::getenv("WORLD_SIZE") == nullptr;
 }
 
 bool wants_fault_list(const TrainFlags& flags) { return flags.faults == "list"; }
@@ -94,6 +110,30 @@ TrainConfig to_config(const TrainFlags& f) {
       throw InputError("--epochs: '" + f.epochs + "' must be whole numbers");
     }
     c.phases.push_back({static_cast<int>(epochs[i]), weights[i], lrs[i]});
+  }
+  c.distributed =
+      trainer::distributed_from_environment([](const char* n) { return std::getenv(n); });
+  if (c.distributed) {
+    if (f.world_size && *f.world_size != c.distributed->world_size) {
+      throw InputError(
+          "--world-size " + std::to_string(*f.world_size) +
+          " disagrees with the launcher's WORLD_SIZE=" + std::to_string(c.distributed->world_size));
+    }
+    c.distributed->rendezvous_timeout_s = f.rendezvous_timeout_s;
+    c.distributed->collective_timeout_s = f.collective_timeout_s;
+  } else if (f.world_size) {
+    // The launcher's own check: the ranks it starts see the same flags with an environment.
+    if (*f.world_size < 1 || *f.world_size > trainer::kMaxLocalWorldSize) {
+      throw InputError("--world-size " + std::to_string(*f.world_size) + " is outside [1, " +
+                       std::to_string(trainer::kMaxLocalWorldSize) +
+                       "] (the ranks started on this machine)");
+    }
+    trainer::DistributedOptions job;
+    job.world_size = *f.world_size;
+    job.rendezvous_timeout_s = f.rendezvous_timeout_s;
+    job.collective_timeout_s = f.collective_timeout_s;
+    job.validate();
+    check_batch_shards(c.batch_size, job.world_size);
   }
   c.validate();
   return c;

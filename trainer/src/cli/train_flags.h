@@ -2,6 +2,7 @@
 // Flags shared by `train` and `ab`: the model, data and phase schedule.
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 
 #include "recompdiag/trainer/config.h"
@@ -18,6 +19,10 @@ struct TrainFlags {
   TrainConfig config;  // everything with a plain one-to-one flag
   bool quiet = false;
   bool no_monitor = false;
+  /// --world-size: start this many local ranks (absent: one process, or a launcher's rank).
+  std::optional<int> world_size;
+  double rendezvous_timeout_s = 60.0;
+  double collective_timeout_s = 60.0;
 };
 
 /// Declares the model, data and schedule flags on `cmd`.
@@ -26,7 +31,13 @@ void add_train_flags(CLI::App& cmd, TrainFlags& flags);
 /// True when `--fault list` was given: the command prints the catalogue and exits 0.
 bool wants_fault_list(const TrainFlags& flags);
 
-/// Builds and validates the config; throws InputError for bad values.
+/// Builds and validates the config; throws InputError for bad values. `config.distributed` is set
+/// when a launcher's environment (RANK, WORLD_SIZE, ...) makes this process one rank of a job;
+/// --world-size must then agree with WORLD_SIZE.
 TrainConfig to_config(const TrainFlags& flags);
+
+/// True when --world-size asks this process to start the ranks of a local job (it is not a rank
+/// itself).
+bool launches_local_job(const TrainFlags& flags);
 
 }  // namespace recompdiag::trainer::cli

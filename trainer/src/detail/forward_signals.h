@@ -24,7 +24,7 @@ class ForwardSignals {
   /// The first signal received, or 0.
   int signal() const;
 
-  static constexpr int kMaxChildren = 8;
+  static constexpr int kMaxChildren = 64;  // a local data-parallel job's ranks
 };
 
 }  // namespace recompdiag::trainer::detail

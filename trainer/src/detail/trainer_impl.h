@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "detail/data_parallel_group.h"
 #include "detail/extra_work.h"
 #include "detail/fault_effects.h"
 #include "recompdiag/core/record.h"
@@ -49,9 +50,13 @@ struct TwoPhaseTrainer::Impl {
   int64_t bench_step = 0;  // time_steps() only
 
   /// The seam between backward and clipping: every parameter's gradient is complete and local.
-  /// Empty for a single process; data-parallel training averages the gradients across ranks here,
-  /// so clipping and the optimizer step see the same gradients on every rank.
-  std::function<void(const std::vector<torch::Tensor>& params)> on_gradients_ready;
+  /// Empty for a single process; data-parallel training averages the gradients (and the losses,
+  /// which the record and the plateau rule read) across ranks here, so clipping and the optimizer
+  /// step see the same gradients on every rank.
+  std::function<void(const std::vector<torch::Tensor>& params, StepLosses& losses)>
+      on_gradients_ready;
+  /// A data-parallel rank's membership in its job; null for a single process.
+  std::unique_ptr<trainer::detail::DataParallelGroup> group;
 
   /// Hands the monitor's events (ours and its alerts) to every sink.
   struct EventFanOut : RecordSink {

@@ -44,6 +44,7 @@ struct CompilationUnit;
 
 namespace recompdiag::probes {
 
+class CommProbe;
 class JitProbe;
 class OptimizerStateProbe;
 class PlacementStepProbe;
@@ -60,6 +61,10 @@ struct MonitorOptions {
   bool optimizer = true;
   bool placement = true;
   bool cupti = true;
+  /// The collectives probe (`comm` section): on for a rank of a data-parallel job, whose
+  /// collective layer reports each collective through Monitor::comm(). Off by default: a single
+  /// process has no collectives, and its steps carry no `comm` section.
+  bool comm = false;
   /// NVTX ranges for run, phase and step (free without a tool attached).
   bool nvtx = true;
   /// Observe ops every Nth step only (1: every step). Unsampled steps cost nothing.
@@ -148,6 +153,9 @@ class Monitor {
   const std::vector<Alert>& last_alerts() const { return last_alerts_; }
   const HealthMonitor& health() const { return health_; }
   const MonitorOptions& options() const { return options_; }
+  /// The collectives probe, to report each collective of the step to; nullptr unless
+  /// MonitorOptions::comm is on.
+  CommProbe* comm() { return comm_; }
   /// The step begin_step marked last (or will mark next when between steps).
   int64_t current_step() const { return step_; }
 
@@ -161,6 +169,7 @@ class Monitor {
   JitProbe* jit_ = nullptr;                   // in probes_, for watch(); null when off
   OptimizerStateProbe* optimizer_ = nullptr;  // in probes_, for set_optimizer()
   PlacementStepProbe* placement_ = nullptr;   // in probes_, for set_model()
+  CommProbe* comm_ = nullptr;                 // in probes_, for comm(); null when off
   HealthMonitor health_;
   std::vector<EventRecord> events_;
   int64_t events_dropped_ = 0;

@@ -4,9 +4,11 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "recompdiag/trainer/distributed.h"
 #include "recompdiag/trainer/faults.h"
 
 namespace recompdiag::trainer {
@@ -72,6 +74,9 @@ struct TrainConfig {
   int dispatch_sample_every = 10;
   /// Faults to inject (faults.h); empty for a healthy run.
   FaultSet faults;
+  /// This process's rank in a data-parallel job; absent: a single process. Each rank trains on
+  /// its shard of every batch, and gradients are averaged over the ranks before clipping.
+  std::optional<trainer::DistributedOptions> distributed;
 
   /// Throws InputError with one clear sentence for the first invalid value.
   void validate() const;
@@ -80,6 +85,9 @@ struct TrainConfig {
   /// Total steps over all phases.
   int64_t total_steps() const;
 };
+
+/// Throws InputError when a batch of `batch_size` cannot give each of `world_size` ranks a shard.
+void check_batch_shards(int batch_size, int world_size);
 
 /// Parses "a,b,c" into numbers; throws InputError naming `flag` on anything else.
 std::vector<double> parse_number_list(const std::string& text, const std::string& flag);

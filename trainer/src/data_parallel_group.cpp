@@ -1,0 +1,214 @@
+// The one translation unit that includes c10d: rendezvous, the Gloo process group and the gradient
+// all-reduce. Compiled with USE_C10D_GLOO (see trainer/CMakeLists.txt).
+
+#include "detail/data_parallel_group.h"
+
+#include <glog/logging.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <thread>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include "recompdiag/core/error.h"
+
+namespace recompdiag::trainer::detail {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr char kJoinedKey[] = "recompdiag/joined";
+constexpr char kJobIdKey[] = "recompdiag/job_id";
+
+std::chrono::milliseconds to_ms(double seconds) {
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000.0));
+}
+
+/// c10d's messages carry a C++ backtrace after the first line.
+std::string first_line(const std::exception& e) {
+  const std::string what = e.what();
+  return what.substr(0, what.find('\n'));
+}
+
+std::string draw_job_id() {
+  std::random_device rd;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%08x%08x", rd(), rd());
+  return buf;
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g s", s);
+  return buf;
+}
+
+}  // namespace
+
+struct DataParallelGroup::Impl {
+  DistributedOptions options;
+  std::string where;  // "rank 1 of 4"
+  std::string job_id;
+  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
+
+  JobError error(const std::string& what) const { return JobError(where + ": " + what); }
+
+  void connect() {
+    const DistributedOptions& o = options;
+    c10d::TCPStoreOptions so;
+    so.port = static_cast<std::uint16_t>(o.master_port);
+    so.isServer = o.rank == 0;
+    so.numWorkers = static_cast<std::size_t>(o.world_size);
+    so.waitWorkers = false;  // the join below waits, with a message that says who is missing
+    so.timeout = to_ms(o.rendezvous_timeout_s);
+    const std::string addr = o.master_addr.size() > 2 && o.master_addr.front() == '['
+                                 ? o.master_addr.substr(1, o.master_addr.size() - 2)
+                                 : o.master_addr;
+    try {
+      store = c10::make_intrusive<c10d::TCPStore>(addr, so);
+    } catch (const std::exception& e) {
+      throw error(std::string(o.rank == 0 ? "cannot serve" : "cannot reach") +
+                  " the rendezvous store at " + o.master_addr + ":" +
+                  std::to_string(o.master_port) + " within " +
+                  seconds_text(o.rendezvous_timeout_s) + ": " + first_line(e));
+    }
+  }
+
+  /// Every rank counts itself in, then waits for the count to reach the world size: a rank that
+  /// never comes is named by the count, within the rendezvous timeout.
+  void join() {
+    const DistributedOptions& o = options;
+    const auto deadline = Clock::now() + to_ms(o.rendezvous_timeout_s);
+    try {
+      if (o.rank == 0) store->set(kJobIdKey, std::vector<uint8_t>(job_id.begin(), job_id.end()));
+      int64_t joined = store->add(kJoinedKey, 1);
+      while (joined < o.world_size) {
+        if (Clock::now() >= deadline) {
+          throw error("rendezvous at " + o.master_addr + ":" + std::to_string(o.master_port) +
+                      " timed out after " + seconds_text(o.rendezvous_timeout_s) + ": " +
+                      std::to_string(joined) + " of " + std::to_string(o.world_size) +
+                      " ranks joined (" + std::to_string(o.world_size - joined) + " never came)");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        joined = store->add(kJoinedKey, 0);
+      }
+      if (o.rank != 0) {
+        const std::vector<uint8_t> id = store->get(kJobIdKey);
+        job_id.assign(id.begin(), id.end());
+      }
+    } catch (const JobError&) {
+      throw;
+    } catch (const std::exception& e) {
+      // The store itself failed: rank 0, its server, left (it timed out or failed first).
+      throw error("rendezvous at " + o.master_addr + ":" + std::to_string(o.master_port) +
+                  " failed: rank 0, which serves the store, left before all " +
+                  std::to_string(o.world_size) + " ranks joined (" + first_line(e) + ")");
+    }
+  }
+
+  void make_group() {
+    const DistributedOptions& o = options;
+    auto gloo = c10d::ProcessGroupGloo::Options::create(to_ms(o.collective_timeout_s));
+    // Local jobs talk over loopback; a job across machines binds to this host's address.
+    gloo->devices.push_back(o.loopback()
+                                ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
+                                : c10d::ProcessGroupGloo::createDefaultDevice());
+    gloo->threads = 1;  // one collective at a time; the cores belong to training
+    try {
+      group = c10::make_intrusive<c10d::ProcessGroupGloo>(store, o.rank, o.world_size, gloo);
+    } catch (const std::exception& e) {
+      throw error("cannot connect the Gloo group: " + first_line(e));
+    }
+  }
+};
+
+DataParallelGroup::DataParallelGroup(const DistributedOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  options.validate();
+  Impl& m = *impl_;
+  m.options = options;
+  m.where = "rank " + std::to_string(options.rank) + " of " + std::to_string(options.world_size);
+  if (options.rank == 0) m.job_id = draw_job_id();
+  // c10d logs its socket errors through glog, in several lines; every failure here becomes one
+  // JobError line instead (the CLI's contract), so glog keeps quiet below fatal.
+  FLAGS_minloglevel = google::GLOG_FATAL;
+  m.connect();
+  m.join();
+  m.make_group();
+}
+
+DataParallelGroup::~DataParallelGroup() = default;
+
+int DataParallelGroup::rank() const { return impl_->options.rank; }
+int DataParallelGroup::world_size() const { return impl_->options.world_size; }
+const std::string& DataParallelGroup::job_id() const { return impl_->job_id; }
+std::string DataParallelGroup::backend() const { return impl_->group->getBackendName(); }
+
+CollectiveCost DataParallelGroup::average(const std::vector<at::Tensor>& tensors, int64_t step) {
+  Impl& m = *impl_;
+  CollectiveCost cost;
+  if (tensors.empty()) return cost;
+  torch::NoGradGuard no_grad;
+  // One flat buffer: one collective per step instead of one per tensor.
+  std::vector<torch::Tensor> flat_parts;
+  flat_parts.reserve(tensors.size());
+  for (const torch::Tensor& t : tensors) flat_parts.push_back(t.reshape({-1}));
+  std::vector<torch::Tensor> buffer{torch::cat(flat_parts)};
+  cost.bytes = buffer[0].numel() * static_cast<int64_t>(buffer[0].element_size());
+  const auto t0 = Clock::now();
+  try {
+    m.group->allreduce(buffer)->wait();
+  } catch (const std::exception& e) {
+    throw m.error("all-reduce of step " + std::to_string(step) + " failed (a peer rank died or " +
+                  "stalled beyond the collective timeout of " +
+                  seconds_text(m.options.collective_timeout_s) + "): " + first_line(e));
+  }
+  cost.wait_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  buffer[0].div_(m.options.world_size);
+  int64_t offset = 0;
+  for (const torch::Tensor& t : tensors) {
+    const int64_t n = t.numel();
+    t.copy_(buffer[0].narrow(0, offset, n).view_as(t));
+    offset += n;
+  }
+  return cost;
+}
+
+void DataParallelGroup::shard(std::vector<Batch>& batches) const {
+  const int64_t n = impl_->options.world_size;
+  const int64_t r = impl_->options.rank;
+  for (Batch& b : batches) {
+    const int64_t rows = b.x.size(0);
+    const int64_t begin = rows * r / n;
+    const int64_t end = rows * (r + 1) / n;
+    for (torch::Tensor* t : {&b.x, &b.y_cat, &b.y_bin, &b.sample_weight}) {
+      *t = t->narrow(0, begin, end - begin).contiguous();
+    }
+  }
+}
+
+CollectiveCost DataParallelGroup::average_step(const std::vector<at::Tensor>& params,
+                                               StepLosses& losses, int64_t step) {
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> parts;
+  parts.reserve(params.size() + 1);
+  for (const torch::Tensor& p : params) {
+    if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
+    parts.push_back(p.grad());
+  }
+  torch::Tensor loss_values =
+      torch::stack({losses.loss.detach(), losses.cat_loss.detach(), losses.bin_loss.detach()});
+  parts.push_back(loss_values);
+  const CollectiveCost cost = average(parts, step);
+  losses.loss = loss_values[0];
+  losses.cat_loss = loss_values[1];
+  losses.bin_loss = loss_values[2];
+  return cost;
+}
+
+}  // namespace recompdiag::trainer::detail
