@@ -197,15 +197,18 @@ nlohmann::ordered_json run_header_json(const RunHeader& h) {
           {"probes", h.probes},
           {"seed", h.seed},
           {"start_time", h.start_time},
-          {"host", h.host},
-          {"rank", h.rank},
-          {"world_size", h.world_size},
-          {"job_id", h.job_id}};
+          {"host", h.host}};
 }
 
 std::string to_json_line(const RunHeader& h) {
   nlohmann::ordered_json j = {{"type", "run"}};
   j.update(run_header_json(h));
+  // A rank of a data-parallel job says which; a single process's header stays as it was.
+  if (h.world_size != 1 || h.rank != 0 || !h.job_id.empty()) {
+    j["rank"] = h.rank;
+    j["world_size"] = h.world_size;
+    j["job_id"] = h.job_id;
+  }
   return j.dump();
 }
 

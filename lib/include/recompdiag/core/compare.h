@@ -16,13 +16,16 @@
 ///     Comparison c = compare_run_sets(a, b);
 ///     int exit_code = exit_code_for(c, /*strict_inconclusive=*/false);
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "recompdiag/core/analysis.h"
 #include "recompdiag/core/convergence.h"
+#include "recompdiag/core/job.h"
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/core/statistics.h"
+#include "recompdiag/core/straggler.h"
 
 namespace recompdiag {
 
@@ -172,6 +175,9 @@ struct Comparison {
   ConvergenceComparison convergence;
   std::string summary;                ///< The verdict in one sentence.
   std::vector<std::string> warnings;  ///< Config differences, few samples, skipped lines, ...
+  /// When the first run of A (of B) is a data-parallel job: its per-rank table and stragglers.
+  std::optional<JobAnalysis> job_a;
+  std::optional<JobAnalysis> job_b;
 };
 
 /// Compares the runs of B against the baseline runs of A.
@@ -187,6 +193,13 @@ struct Comparison {
 /// one side differ in configuration (seeds may differ).
 Comparison compare_run_sets(const std::vector<RunFile>& a, const std::vector<RunFile>& b,
                             const CompareOptions& options = {});
+
+/// compare_run_sets() of runs that may be data-parallel jobs (group_rank_files()): a job is one
+/// run whose step takes as long as its slowest rank's (job_run()), and the first run of each side,
+/// when it is a job, also gets its per-rank table and straggler analysis (job_a, job_b). Throws
+/// as compare_run_sets().
+Comparison compare_jobs(const std::vector<RunSet>& a, const std::vector<RunSet>& b,
+                        const CompareOptions& options = {});
 
 /// compare_run_sets() of one run per side.
 Comparison compare_runs(const RunFile& a, const RunFile& b, const CompareOptions& options = {});

@@ -1,0 +1,175 @@
+// Rank files of a data-parallel job (issue 11): the records round-trip, group into jobs, merge into
+// the job's view (slowest rank per step) and name the straggler of each slow stretch.
+
+#include "recompdiag/core/job.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "input_error.h"
+#include "recompdiag/core/analysis.h"
+#include "recompdiag/core/straggler.h"
+
+using namespace recompdiag;
+
+namespace {
+
+/// One rank of a job: `steps` steps of 10 ms, of which `wait_ms` in the all-reduce.
+RunFile rank_file(int rank, int world, const std::string& job, int64_t steps = 100) {
+  RunFile f;
+  f.path = "job.rank" + std::to_string(rank) + ".jsonl";
+  f.header.rank = rank;
+  f.header.world_size = world;
+  f.header.job_id = job;
+  f.header.optimizer = "Adam";
+  for (int64_t i = 0; i < steps; ++i) {
+    StepRecord s;
+    s.step = i;
+    s.wall_ms = 10.0 + 0.01 * static_cast<double>((i * 7 + rank) % 5);  // a little spread
+    s.loss = 1.0;
+    s.head_losses = {1.0, 1.0};
+    s.jit = JitStats{};
+    s.comm = CommStats{1, 4096, 1.0};
+    f.steps.push_back(s);
+  }
+  f.events.push_back({EventKind::kPhaseStart, 0, 1, "phase 1", {{"phase", 1}}});
+  f.events.push_back({EventKind::kCompile, 0, 1, "initial", {{"compile_ms", 80.0}}});
+  RunSummary sum;
+  sum.steps = steps;
+  f.summary = sum;
+  return f;
+}
+
+/// A 4-rank job in which rank `late` recompiles before step 40 (45 ms, between its steps) and
+/// the others wait for it in step 40's and 41's all-reduce.
+std::vector<RunFile> job_with_straggler(int late) {
+  std::vector<RunFile> ranks;
+  for (int r = 0; r < 4; ++r) ranks.push_back(rank_file(r, 4, "j1"));
+  RunFile& l = ranks[static_cast<size_t>(late)];
+  l.events.push_back(
+      {EventKind::kCompile, 40, 1, "fault: recompile-one-rank", {{"compile_ms", 45.0}}});
+  l.steps[40].jit->plan_builds = 1;
+  const double waits[3] = {41.0, 43.0, 44.0};  // of the waiters, in rank order
+  size_t w = 0;
+  for (int r = 0; r < 4; ++r) {
+    if (r == late) continue;
+    const double wait = waits[w++];
+    for (int64_t s : {40, 41}) {
+      ranks[static_cast<size_t>(r)].steps[static_cast<size_t>(s)].comm->wait_ms = wait / 2 + 1.0;
+      ranks[static_cast<size_t>(r)].steps[static_cast<size_t>(s)].wall_ms = 10.0 + wait / 2;
+    }
+  }
+  return ranks;
+}
+
+}  // namespace
+
+TEST_CASE("rank header fields, the comm section and the parameters digest round-trip") {
+  RunFile f = rank_file(1, 2, "abc", 2);
+  f.summary->parameters_digest = "0123456789abcdef";
+  std::string text = to_json_line(f.header) + "\n";
+  for (const StepRecord& s : f.steps) text += to_json_line(s) + "\n";
+  text += to_json_line(*f.summary) + "\n";
+  const RunFile back = parse_run_file(text, "rank.jsonl");
+  CHECK(back.header.rank == 1);
+  CHECK(back.header.world_size == 2);
+  CHECK(back.header.job_id == "abc");
+  REQUIRE(back.steps.size() == 2);
+  REQUIRE(back.steps[0].comm.has_value());
+  CHECK(back.steps[0].comm->collectives == 1);
+  CHECK(back.steps[0].comm->bytes == 4096);
+  CHECK(back.steps[0].comm->wait_ms == 1.0);
+  CHECK(back.summary->parameters_digest == "0123456789abcdef");
+
+  // A file from before data-parallel runs: a single process.
+  const RunFile old = parse_run_file("{\"type\":\"run\",\"schema\":1}\n", "old.jsonl");
+  CHECK(old.header.rank == 0);
+  CHECK(old.header.world_size == 1);
+  CHECK(!is_rank_file(old));
+
+  const std::string bad = test::input_error(
+      [] { parse_run_file("{\"type\":\"run\",\"schema\":1,\"rank\":2,\"world_size\":2}\n", "x"); });
+  CHECK(bad.find("rank 2 of world_size 2") != std::string::npos);
+}
+
+TEST_CASE("rank files group into jobs; an incomplete or doubled job is refused") {
+  RunFile single = rank_file(0, 1, "");
+  std::vector<RunFile> files = {rank_file(1, 2, "a"), single, rank_file(0, 2, "a"),
+                                rank_file(0, 2, "b"), rank_file(1, 2, "b")};
+  const std::vector<RunSet> sets = group_rank_files(files);
+  REQUIRE(sets.size() == 3);
+  CHECK(sets[0].is_job());
+  CHECK(sets[0].ranks[0].header.rank == 0);  // ordered by rank
+  CHECK(sets[0].ranks[1].header.rank == 1);
+  CHECK(!sets[1].is_job());
+  CHECK(sets[2].ranks[0].header.job_id == "b");
+
+  std::string e = test::input_error([] {
+    group_rank_files({rank_file(0, 3, "a"), rank_file(2, 3, "a")});
+  });
+  CHECK(e.find("rank(s) 1 are not given") != std::string::npos);
+  e = test::input_error([] { group_rank_files({rank_file(0, 2, "a"), rank_file(0, 2, "a")}); });
+  CHECK(e.find("rank 0 of job a is also given") != std::string::npos);
+  e = test::input_error([] { group_rank_files({rank_file(0, 2, "a"), rank_file(1, 3, "a")}); });
+  CHECK(e.find("disagrees") != std::string::npos);
+}
+
+TEST_CASE("the job's step is its slowest rank's; counts add up; one rank's events are named") {
+  std::vector<RunFile> ranks = job_with_straggler(1);
+  ranks[3].steps.pop_back();  // rank 3 did not complete the last step
+  const RunFile job = job_run(ranks);
+  REQUIRE(job.steps.size() == 99);
+  CHECK(job.steps[40].wall_ms == doctest::Approx(10.0 + 44.0 / 2));
+  CHECK(job.steps[40].comm->collectives == 4);
+  CHECK(job.steps[40].jit->plan_builds == 1);
+  int initial = 0, late = 0;
+  for (const EventRecord& e : job.events) {
+    initial += e.reason == "initial";
+    if (e.reason == "rank 1: fault: recompile-one-rank") {
+      ++late;
+      CHECK(e.detail["rank"] == 1);
+    }
+  }
+  CHECK(initial == 1);  // every rank compiled at step 0: once in the job
+  CHECK(late == 1);
+}
+
+TEST_CASE("the straggler of a slow stretch is named with its cause; waiters with their wait") {
+  for (int late : {1, 2}) {
+    CAPTURE(late);
+    const std::vector<RunFile> ranks = job_with_straggler(late);
+    const RunAnalysis job = analyze_run(job_run(ranks));
+    const JobAnalysis j = analyze_job(ranks, job);
+    CHECK(j.world_size == 4);
+    REQUIRE(j.ranks.size() == 4);
+    CHECK(j.ranks[static_cast<size_t>(late)].compiles == 2);
+    const auto found = std::find_if(j.stragglers.begin(), j.stragglers.end(),
+                                    [](const StragglerFinding& f) { return f.first_step == 40; });
+    REQUIRE(found != j.stragglers.end());
+    CHECK(found->last_step == 41);
+    CHECK(found->straggler == late);
+    CHECK(found->waiters.size() == 3);
+    CHECK(found->wait_min_ms == doctest::Approx(41.0));
+    CHECK(found->wait_max_ms == doctest::Approx(44.0));
+    const std::string expect = "steps 40-41: rank " + std::to_string(late) +
+                               " recompiled (reason \"fault: recompile-one-rank\", 45 ms)";
+    CHECK(found->sentence.find(expect) == 0);
+    CHECK(found->sentence.find("waited 41-44 ms in all-reduce") != std::string::npos);
+  }
+}
+
+TEST_CASE("ranks slow alike have no straggler") {
+  std::vector<RunFile> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.push_back(rank_file(r, 2, "j"));
+    ranks.back().steps[50].wall_ms = 60.0;  // both slow in their own compute
+  }
+  const JobAnalysis j = analyze_job(ranks, analyze_run(job_run(ranks)));
+  const auto found = std::find_if(j.stragglers.begin(), j.stragglers.end(),
+                                  [](const StragglerFinding& f) { return f.first_step == 50; });
+  REQUIRE(found != j.stragglers.end());
+  CHECK(found->straggler == -1);
+  CHECK(found->sentence.find("no straggler") != std::string::npos);
+}
