@@ -5,6 +5,7 @@
 
 #include "detail/format.h"
 #include "detail/html_charts.h"
+#include "detail/job_report.h"
 #include "recompdiag/core/version.h"
 #include "recompdiag/reports/renderer.h"
 
@@ -188,6 +189,8 @@ void HtmlRenderer::render(const Comparison& c, std::ostream& out) const {
   out << "<h2>Slow stretches and their causes</h2>\n";
   stretches(c.a, "A", c.options.analysis.slow_factor, out);
   stretches(c.b, "B", c.options.analysis.slow_factor, out);
+  if (c.job_a) detail::write_job_html(*c.job_a, "A", out);
+  if (c.job_b) detail::write_job_html(*c.job_b, "B", out);
 
   out << "<h2>Probe signals per phase and around each switch</h2>\n";
   counts_table(c, out);

@@ -1,6 +1,7 @@
 #include <cmath>
 #include <ostream>
 
+#include "detail/job_report.h"
 #include "recompdiag/core/version.h"
 #include "recompdiag/reports/renderer.h"
 
@@ -243,7 +244,9 @@ json report_json(const Comparison& c) {
           {"config_differences", diffs},
           {"warnings", c.warnings},
           {"a", run_json(c.a)},
-          {"b", run_json(c.b)}};
+          {"b", run_json(c.b)},
+          {"job_a", c.job_a ? detail::job_json(*c.job_a) : json(nullptr)},
+          {"job_b", c.job_b ? detail::job_json(*c.job_b) : json(nullptr)}};
 }
 
 void JsonRenderer::render(const Comparison& c, std::ostream& out) const {

@@ -2,6 +2,7 @@
 #include <ostream>
 
 #include "detail/format.h"
+#include "detail/job_report.h"
 #include "recompdiag/reports/renderer.h"
 
 namespace recompdiag::reports {
@@ -80,6 +81,8 @@ void MarkdownRenderer::render(const Comparison& c, std::ostream& out) const {
 
   write_stretches(c.a, "A", out);
   write_stretches(c.b, "B", out);
+  if (c.job_a) detail::write_job_markdown(*c.job_a, "A", out);
+  if (c.job_b) detail::write_job_markdown(*c.job_b, "B", out);
 
   out << "\n**Final loss per head**: A " << detail::losses(c.a.outcome.final_head_losses) << "; B "
       << detail::losses(c.b.outcome.final_head_losses) << "\n";

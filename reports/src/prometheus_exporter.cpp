@@ -232,12 +232,16 @@ void PrometheusExporter::on_run_start(const RunHeader& header) {
   Impl& m = *impl_;
   auto& f = m.families;
   m.run = Impl::RunSeries{};
+  // The ranks of a data-parallel job are one run (its job id), told apart by `rank`: a label
+  // bounded by the world size (at most kMaxWorldSize values), 0 for a single process.
   const std::string run = !m.options.run_label.empty() ? m.options.run_label
+                          : !header.job_id.empty()     ? header.job_id
                           : !header.start_time.empty() ? header.start_time
                                                        : "unnamed";
   m.run.base = {{"run", run},
                 {"mode", header.mode.empty() ? "unknown" : header.mode},
-                {"device", header.device_used.empty() ? "unknown" : header.device_used}};
+                {"device", header.device_used.empty() ? "unknown" : header.device_used},
+                {"rank", std::to_string(header.rank)}};
   const Labels& b = m.run.base;
   f.gauge("recompdiag_run_info")
       .Add(with(with(with(b, "optimizer_handoff", header.optimizer_handoff), "tool_version",
