@@ -15,9 +15,9 @@ struct CliOutcome {
   std::string output;  ///< stdout and stderr together.
 };
 
-/// Runs `recompdiag ARGS` through the shell and collects its output.
-inline CliOutcome run_cli(const std::string& args) {
-  const std::string cmd = std::string(RECOMPDIAG_BIN) + " " + args + " 2>&1";
+/// Runs `PREFIX recompdiag ARGS` through the shell and collects its output.
+inline CliOutcome run_cli_prefixed(const std::string& prefix, const std::string& args) {
+  const std::string cmd = prefix + std::string(RECOMPDIAG_BIN) + " " + args + " 2>&1";
   CliOutcome o;
   FILE* pipe = ::popen(cmd.c_str(), "r");
   REQUIRE(pipe != nullptr);
@@ -27,6 +27,14 @@ inline CliOutcome run_cli(const std::string& args) {
   const int status = ::pclose(pipe);
   o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return o;
+}
+
+/// Runs `recompdiag ARGS` through the shell and collects its output.
+inline CliOutcome run_cli(const std::string& args) { return run_cli_prefixed("", args); }
+
+/// Runs `recompdiag ARGS` with `env` ("NAME=value ...", shell-quoted) added to its environment.
+inline CliOutcome run_cli_env(const std::string& env, const std::string& args) {
+  return run_cli_prefixed("env " + env + " ", args);
 }
 
 }  // namespace recompdiag::test

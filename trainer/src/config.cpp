@@ -68,6 +68,13 @@ void check_batch_shards(int batch_size, int world_size) {
   }
 }
 
+void check_fault_rank(const FaultSet& faults, int world_size) {
+  if (faults.has(FaultKind::kRecompileOneRank) && faults.one_rank >= world_size) {
+    throw InputError("--fault recompile-one-rank=" + std::to_string(faults.one_rank) +
+                     ": the job has ranks 0-" + std::to_string(world_size - 1));
+  }
+}
+
 void TrainConfig::validate() const {
   auto positive = [](int v, const char* flag) {
     if (v <= 0) throw InputError(std::string(flag) + " must be positive, got " + std::to_string(v));
@@ -111,6 +118,7 @@ void TrainConfig::validate() const {
   if (distributed) {
     distributed->validate();
     check_batch_shards(batch_size, distributed->world_size);
+    check_fault_rank(faults, distributed->world_size);
   }
   if (!(plateau.factor > 0 && plateau.factor < 1))
     throw InputError("--plateau-factor must be in (0, 1)");

@@ -50,6 +50,13 @@ const std::vector<FaultInfo>& fault_catalogue() {
        "extra-work=P: real extra computation costing about P percent of a step (for power "
        "measurements)",
        "a steady-state regression of about P percent with no probe signal"},
+      {FaultKind::kRecompileOneRank, "recompile-one-rank", false, true,
+       "recompile-one-rank[=K] (data-parallel runs): rank K (default 1) alone compiles its step "
+       "again at the phase switch (in mutable mode nothing else recompiles there) and, with "
+       "recompile-storm, alone recompiles every epoch, as a rank-dependent shape does; every "
+       "other rank waits for it in the next all-reduces",
+       "rank K's compile named as the cause of every rank's slow steps; the other ranks' "
+       "all-reduce wait at those steps"},
   };
   return catalogue;
 }
@@ -89,6 +96,7 @@ nlohmann::json FaultSet::to_json() const {
       const auto end = std::to_chars(buf, buf + sizeof buf, extra_work_pct).ptr;
       name += "=" + std::string(buf, end);
     }
+    if (k == FaultKind::kRecompileOneRank) name += "=" + std::to_string(one_rank);
     out.push_back(name);
   }
   return out;
@@ -96,10 +104,16 @@ nlohmann::json FaultSet::to_json() const {
 
 namespace {
 
+/// How a fault's value is written after its name: "=P", "[=K]" or nothing.
+const char* value_syntax(const FaultInfo& f) {
+  if (f.kind == FaultKind::kRecompileOneRank) return "[=K]";
+  return f.takes_value ? "=P" : "";
+}
+
 std::string accepted_names() {
   std::string out;
   for (const FaultInfo& f : fault_catalogue()) {
-    out += (out.empty() ? "" : ", ") + std::string(f.name) + (f.takes_value ? "=P" : "");
+    out += (out.empty() ? "" : ", ") + std::string(f.name) + value_syntax(f);
   }
   return out;
 }
@@ -141,6 +155,17 @@ FaultSet parse_faults(const std::string& text, const std::string& flag) {
       }
       out.extra_work_pct = pct;
     }
+    if (info->kind == FaultKind::kRecompileOneRank && eq != std::string::npos) {
+      const std::string value = item.substr(eq + 1);
+      int rank = -1;
+      const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), rank);
+      if (value.empty() || ec != std::errc() || ptr != value.data() + value.size() || rank < 0 ||
+          rank > 1023) {
+        throw InputError(flag + ": recompile-one-rank takes a rank in [0, 1023], as " +
+                         "recompile-one-rank=1; got '" + item + "'");
+      }
+      out.one_rank = rank;
+    }
     out.kinds.push_back(info->kind);
   }
   if (text.back() == ',') throw InputError(flag + ": expected a comma-separated list of faults");
@@ -149,7 +174,7 @@ FaultSet parse_faults(const std::string& text, const std::string& flag) {
 
 void print_fault_catalogue(std::ostream& out) {
   for (const FaultInfo& f : fault_catalogue()) {
-    out << f.name << (f.takes_value ? "=P" : "") << (f.needs_cuda ? "  (needs CUDA)" : "")
+    out << f.name << value_syntax(f) << (f.needs_cuda ? "  (needs CUDA)" : "")
         << "\n    does:      " << f.does << "\n    diagnosis: " << f.diagnosis << "\n";
   }
 }

@@ -140,11 +140,20 @@ void TwoPhaseTrainer::Impl::switch_phase(size_t index, int64_t at_step) {
   }
   // state-dtype: the carried-over moments land in float64.
   if (has(FaultKind::kStateDtype)) detail::cast_adam_state(*adam, torch::kDouble);
+  // recompile-one-rank: this rank alone compiles (again), as a rank-dependent shape makes it.
+  if (recompiles_alone()) {
+    compile(to.loss_weights, at_step, phase,
+            what + " (fault: recompile-one-rank=" + std::to_string(config.faults.one_rank) +
+                ": this rank alone)");
+  }
 }
 
 void TwoPhaseTrainer::Impl::start_epoch(const PhaseConfig& phase_config, int64_t at_step, int phase,
                                         int epoch) {
-  if (!has(FaultKind::kRecompileStorm) && !has(FaultKind::kLeak)) return;
+  // With recompile-one-rank, the storm rages on that rank only.
+  const bool storm =
+      has(FaultKind::kRecompileStorm) && (!has(FaultKind::kRecompileOneRank) || recompiles_alone());
+  if (!storm && !has(FaultKind::kLeak)) return;
   const double lr = current_lr(*adam);
   compile(phase_config.loss_weights, at_step, phase,
           "epoch " + std::to_string(epoch) + " of phase " + std::to_string(phase) +

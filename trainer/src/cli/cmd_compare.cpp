@@ -87,7 +87,9 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("B", state->b, "Run file compared against the baseline");
   cmd->add_option("--a", state->a_specs,
                   "Baseline runs: a run file, a directory (its *.jsonl) or a quoted glob; "
-                  "repeatable. Two or more runs per side make the run the unit of replication");
+                  "repeatable. Two or more runs per side make the run the unit of replication. The "
+                  "rank files of a data-parallel job (NAME.rank*.jsonl) are one run: its slowest "
+                  "rank per step");
   cmd->add_option("--b", state->b_specs, "Runs compared against the baseline, as --a");
   CLI::Option* format =
       cmd->add_option("--format", state->format,
@@ -118,9 +120,12 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
     const CompareCommand& s = *state;
     const CompareOptions options = to_options(s);
     const auto renderer = reports::make_renderer(report_format(s));
-    const std::vector<RunFile> a = read_run_set(side_paths(s.a, s.a_specs, "A", "--a"));
-    const std::vector<RunFile> b = read_run_set(side_paths(s.b, s.b_specs, "B", "--b"));
-    const Comparison c = compare_run_sets(a, b, options);
+    // Rank files of one data-parallel job form one run: its step is the slowest rank's.
+    const std::vector<RunSet> a =
+        group_rank_files(read_run_set(side_paths(s.a, s.a_specs, "A", "--a")));
+    const std::vector<RunSet> b =
+        group_rank_files(read_run_set(side_paths(s.b, s.b_specs, "B", "--b")));
+    const Comparison c = compare_jobs(a, b, options);
     for (const std::string& w : c.warnings) std::cerr << "recompdiag: warning: " << w << "\n";
     if (c.verdict == Verdict::kInconclusive) {
       std::cerr << "recompdiag: warning: " << c.summary
@@ -137,7 +142,8 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
     }
     if (!s.trace.empty()) {
       reports::write_file_atomically(
-          s.trace, [&](std::ostream& out) { reports::write_chrome_trace(a[0], b[0], c, out); });
+          s.trace, [&](std::ostream& out) { reports::write_chrome_trace(a[0].run, b[0].run, c, out);
+      });
     }
     ctx.exit_code = exit_code_for(c, s.strict_inconclusive);
   });

@@ -71,7 +71,14 @@ void add_train_command(CLI::App& app, CommandContext& ctx) {
     // Joins the job (when this process is a rank) before the run file exists.
     TwoPhaseTrainer trainer(config);
     // Binds the metrics port (a port in use is bad input) before the run file exists.
-    std::unique_ptr<RecordSink> metrics = reports::make_metrics_sink(s.metrics);
+    reports::MetricsOptions metrics_options = s.metrics;
+    if (rank && !metrics_options.listen_addr.empty()) {
+      // One endpoint per rank of a local job: rank r serves on PORT + r (0 stays any free port).
+      const reports::ListenAddress at = reports::parse_listen_address(metrics_options.listen_addr);
+      if (at.port > 0)
+        metrics_options.listen_addr = at.host + ":" + std::to_string(at.port + rank->rank);
+    }
+    std::unique_ptr<RecordSink> metrics = reports::make_metrics_sink(metrics_options);
     const std::string path = rank ? trainer::rank_file_path(out, rank->rank) : out;
     RunFileSink file(path);
     trainer.add_sink(file);

@@ -1,6 +1,7 @@
 #pragma once
 // The run files of one side of a comparison, as `compare` takes them: files, directories (every
-// *.jsonl inside) and globs.
+// *.jsonl inside) and globs. The rank files of a data-parallel job among them are grouped into
+// one run by group_rank_files() (core/job.h), by their headers' job id and world size.
 
 #include <string>
 #include <vector>

@@ -134,6 +134,11 @@ TrainConfig to_config(const TrainFlags& f) {
     job.collective_timeout_s = f.collective_timeout_s;
     job.validate();
     check_batch_shards(c.batch_size, job.world_size);
+    check_fault_rank(c.faults, job.world_size);
+  } else if (c.faults.has(FaultKind::kRecompileOneRank)) {
+    throw InputError(
+        "--fault recompile-one-rank needs a data-parallel run (--world-size N, or a launcher's "
+        "RANK and WORLD_SIZE)");
   }
   c.validate();
   return c;

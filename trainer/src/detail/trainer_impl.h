@@ -74,6 +74,10 @@ struct TwoPhaseTrainer::Impl {
   double lr_requested = 0.0;  // the lr last asked for: in effect unless lr-trap
 
   bool has(FaultKind kind) const { return config.faults.has(kind); }
+  /// recompile-one-rank: true on the one rank that recompiles where the others do not.
+  bool recompiles_alone() const {
+    return has(FaultKind::kRecompileOneRank) && group && group->rank() == config.faults.one_rank;
+  }
 
   /// Records an event: through the monitor when it runs (so its rules know compile reasons and
   /// phases), straight to the sinks when it does not.

@@ -89,6 +89,9 @@ struct TrainConfig {
 /// Throws InputError when a batch of `batch_size` cannot give each of `world_size` ranks a shard.
 void check_batch_shards(int batch_size, int world_size);
 
+/// Throws InputError when a fault names a rank the job does not have (recompile-one-rank=K).
+void check_fault_rank(const FaultSet& faults, int world_size);
+
 /// Parses "a,b,c" into numbers; throws InputError naming `flag` on anything else.
 std::vector<double> parse_number_list(const std::string& text, const std::string& flag);
 /// Parses "0.7,0.3:0.99,0.01" into per-phase weight lists.

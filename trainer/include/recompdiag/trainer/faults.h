@@ -27,6 +27,7 @@ enum class FaultKind {
   kStateOnHost,     ///< Adam state migrated to the CPU while parameters stay on the GPU.
   kOpsOnHost,       ///< The loss computed from host copies, copies both ways every step.
   kExtraWork,       ///< Real extra computation costing about `extra_work_pct` of a step.
+  kRecompileOneRank,  ///< Data-parallel: only rank `one_rank` recompiles; the others wait for it.
 };
 
 /// What the catalogue says of one fault.
@@ -34,7 +35,7 @@ struct FaultInfo {
   FaultKind kind;
   const char* name;       ///< The `--fault` name: "recompile-storm".
   bool needs_cuda;        ///< Only meaningful with the model on a GPU.
-  bool takes_value;       ///< Written NAME=VALUE (extra-work=10).
+  bool takes_value;       ///< Written NAME=VALUE (extra-work=10; recompile-one-rank[=K]).
   const char* does;       ///< One line: what the fault does to the run.
   const char* diagnosis;  ///< One line: what a correct diagnosis names.
 };
@@ -49,6 +50,7 @@ const FaultInfo& fault_info(FaultKind kind);
 struct FaultSet {
   std::vector<FaultKind> kinds;  ///< Each at most once, in the order given.
   double extra_work_pct = 0.0;   ///< Percent of a step that kExtraWork adds (> 0 when present).
+  int one_rank = 1;              ///< The rank kRecompileOneRank recompiles on (default 1).
 
   bool empty() const { return kinds.empty(); }
   bool has(FaultKind kind) const;
@@ -63,7 +65,8 @@ struct FaultSet {
 /// Parses a comma-separated list of fault names ("NAME" or "NAME=VALUE"); "" gives an empty set.
 /// Throws InputError naming the flag and the accepted names for an unknown name, a repeated one,
 /// a value where none is taken, or a missing or out-of-range value (extra-work takes a percent in
-/// (0, 1000]).
+/// (0, 1000]; recompile-one-rank an optional rank in [0, 1023], default 1). Whether that rank
+/// exists is checked against the world size by the trainer's config.
 FaultSet parse_faults(const std::string& text, const std::string& flag = "--fault");
 
 /// Writes the catalogue as a table: name, what it does, what the diagnosis should say.
