@@ -44,7 +44,7 @@ int pick_free_port() {
 /// Forks and execs one rank. Everything the child needs is prepared before the fork: between fork
 /// and exec it calls only async-signal-safe functions.
 pid_t start_rank(const std::vector<std::string>& env, const std::vector<std::string>& argv,
-                 ::recompdiag::detail::ForwardSignals& forward) {
+                 detail::ForwardSignals& forward) {
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -97,7 +97,7 @@ int run_local_job(const LocalJobOptions& options) {
     for (const char* v : kLauncherVars) launcher = launcher || name == v;
     if (!launcher) base_env.push_back(entry);
   }
-  ::recompdiag::detail::ForwardSignals forward;
+  detail::ForwardSignals forward;
   std::map<pid_t, int> rank_of;
   for (int rank = 0; rank < options.world_size; ++rank) {
     std::vector<std::string> env = base_env;
