@@ -9,6 +9,13 @@ find_package(Threads REQUIRED)
 # LibTorch: Debian's libtorch-dev, or the CUDA LibTorch inside a PyTorch wheel
 # (pass -DCMAKE_PREFIX_PATH=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')).
 find_package(Torch REQUIRED)
+# The CUDA caching allocator's statistics (the cuda_memory probe) need LibTorch's c10_cuda (an
+# imported target, or the library TorchConfig finds and appends to TORCH_LIBRARIES).
+if(TARGET c10_cuda OR C10_CUDA_LIBRARY)
+  set(RECOMPDIAG_HAVE_CUDA_ALLOCATOR ON)
+else()
+  set(RECOMPDIAG_HAVE_CUDA_ALLOCATOR OFF)
+endif()
 
 set(RECOMPDIAG_HAVE_CUPTI OFF)
 set(RECOMPDIAG_HAVE_NVTX OFF)

@@ -138,4 +138,38 @@ TEST_CASE("faults: state-dtype and the GPU-only faults need CUDA") {
   }
 }
 
+
+TEST_CASE("faults: leak grows resident memory steadily; memory_growth fires and is the top cause") {
+  // Long enough for the memory rule's window (120 steps): phase 1 steps 0-99, phase 2 100-149.
+  auto long_config = [](const std::string& faults) {
+    TrainConfig c = small_config(faults);
+    c.phases = {{20, {0.7, 0.3}, 0.01}, {10, {0.99, 0.01}, 0.001}};
+    return c;
+  };
+  auto run = [](const TrainConfig& c) {
+    TwoPhaseTrainer trainer(c);
+    RunCollector sink;
+    trainer.add_sink(sink);
+    trainer.run();
+    return sink.run;
+  };
+  const RunFile healthy_run = run(long_config(""));
+  const RunFile leak_run = run(long_config("leak"));
+  const RunAnalysis healthy = analyze_run(healthy_run);
+  const RunAnalysis b = analyze_run(leak_run);
+  // Every step has the memory section; the leak's resident memory ends far above the healthy run's.
+  for (const StepRecord& s : leak_run.steps) REQUIRE(s.memory);
+  const int64_t leak_growth =
+      leak_run.steps.back().memory->resident_bytes - leak_run.steps[20].memory->resident_bytes;
+  const int64_t healthy_growth = healthy_run.steps.back().memory->resident_bytes -
+                                 healthy_run.steps[20].memory->resident_bytes;
+  CHECK(leak_growth > 8 * 1024 * 1024 + healthy_growth);
+  CHECK(alerts_of(healthy).count("memory_growth") == 0);
+  // The rule's window is first full at step 119; the run ends before it may repeat.
+  CHECK(alerts_of(b)["memory_growth"] == Steps{119});
+  const Signal top = top_cause(b, healthy, 2);
+  CHECK(top.kind == "memory_growth");
+  CHECK(top.text.find("resident memory grew steadily") == 0);
+}
+
 }  // namespace recompdiag::trainer

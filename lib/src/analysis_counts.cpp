@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "detail/analysis_parts.h"
+#include "recompdiag/core/health.h"
 #include "recompdiag/core/statistics.h"
 
 namespace recompdiag::detail {
@@ -65,7 +66,13 @@ void add_step(ProbeCounts& c, const StepRecord& s) {
   }
   c.alerts += static_cast<int64_t>(s.alerts.size());
   for (const std::string& rule : s.alerts) {
-    if (rule == "slow_step") ++c.slow_step_alerts;
+    if (rule == rules::kSlowStep) ++c.slow_step_alerts;
+    if (rule == rules::kMemoryGrowth) ++c.memory_growth_alerts;
+  }
+  if (s.memory) {
+    if (!c.has_memory) c.resident_first_bytes = s.memory->resident_bytes;
+    c.has_memory = true;
+    c.resident_last_bytes = s.memory->resident_bytes;
   }
 }
 

@@ -14,6 +14,9 @@ namespace {
 // Prior cost of one occurrence of each signal, used to rank what coincides with a slow stretch:
 // a compile costs far more than a first-seen op signature, which costs more than one extra sync.
 constexpr double kWeightCompile = 5000.0;  // the root event: signatures and plan builds follow it
+// Per memory_growth alert. Memory that grows steadily ends the run once it runs out, however fast
+// the steps are: it outranks every bounded cost (a storm of 100 compiles scores 500,000).
+constexpr double kWeightMemoryGrowth = 1.0e6;
 constexpr double kWeightModuleLoad = 100.0;
 constexpr double kWeightGraphInstantiation = 100.0;
 constexpr double kWeightPlanBuild = 50.0;
@@ -118,6 +121,14 @@ std::vector<Signal> rank_signals(const ProbeCounts& c, const ProbeCounts& steady
     }
     add("jit_compiles", compiles, kWeightCompile, text);
   }
+  if (c.memory_growth_alerts > 0) {
+    const int64_t grown = c.resident_last_bytes - c.resident_first_bytes;
+    add("memory_growth", c.memory_growth_alerts, kWeightMemoryGrowth,
+        "resident memory grew steadily (" + std::string(grown >= 0 ? "+" : "-") +
+            format_bytes(grown >= 0 ? grown : -grown) + " over " +
+            plural(c.steps, "step", "steps") + ", " +
+            plural(c.memory_growth_alerts, "memory_growth alert", "memory_growth alerts") + ")");
+  }
   add("module_loads", c.module_loads, kWeightModuleLoad,
       plural(c.module_loads, "GPU module load", "GPU module loads"));
   add("graph_instantiations", c.graph_instantiations, kWeightGraphInstantiation,
@@ -158,8 +169,9 @@ std::vector<Signal> rank_signals(const ProbeCounts& c, const ProbeCounts& steady
           format_bytes(bytes) + ")");
   const int64_t host_ops = excess(c.host_ops, steady.host_ops, steady.steps, c.steps);
   add("host_ops", host_ops, kWeightHostOp, plural(host_ops, "extra host op", "extra host ops"));
-  // A slow_step alert only restates that the stretch is slow: it is no probe signal.
-  const int64_t alerts = c.alerts - c.slow_step_alerts;
+  // A slow_step alert only restates that the stretch is slow: it is no probe signal; a
+  // memory_growth alert is named above.
+  const int64_t alerts = c.alerts - c.slow_step_alerts - c.memory_growth_alerts;
   add("alerts", alerts, kWeightAlert, plural(alerts, "alert", "alerts"));
   for (const auto& ctx : context) add("context", 1, kWeightContextEvent, ctx);
   std::stable_sort(out.begin(), out.end(),
@@ -211,6 +223,7 @@ std::vector<Signal> rank_phase_signals(const PhaseAnalysis& b, const PhaseAnalys
     less(c.copies, base.copies);
     less(c.copy_bytes, base.copy_bytes);
     less(c.host_ops, base.host_ops);
+    less(c.memory_growth_alerts, base.memory_growth_alerts);
     // Largest-on-one-step counts: what B has beyond A's worst step.
     c.optimizer_state_off_device =
         std::max<int64_t>(0, c.optimizer_state_off_device - base.optimizer_state_off_device);

@@ -53,6 +53,11 @@ constexpr char kAdviceDrops[] =
     "A probe ran out of room and dropped events, so its counters undercount: raise its buffer "
     "sizes or sample the dispatcher probe every N steps.";
 
+constexpr char kAdviceMemoryGrowth[] =
+    "Memory grows step after step: something is kept alive that should be freed. Look for old "
+    "compiled functions, optimizers or tensors held in a list (losses kept with their graph: "
+    "store loss.item() or loss.detach()), and caches keyed by a value that changes every step.";
+
 bool names_cuda(const std::string& device) { return device.rfind("cuda", 0) == 0; }
 
 }  // namespace
@@ -68,7 +73,9 @@ EventRecord to_event(const Alert& alert) {
 }
 
 HealthMonitor::HealthMonitor(HealthOptions options, std::string expected_device)
-    : options_(options), expect_cuda_(names_cuda(expected_device)) {
+    : options_(options),
+      expect_cuda_(names_cuda(expected_device)),
+      memory_trend_(options.memory_growth) {
   options_.rolling_window = std::max<int64_t>(1, options_.rolling_window);
   window_.assign(static_cast<size_t>(options_.rolling_window), 0.0);
   scratch_.reserve(window_.size());
@@ -258,6 +265,22 @@ std::vector<Alert> HealthMonitor::evaluate(const StepRecord& step) {
        << (step.cupti ? step.cupti->dropped : 0) << " CUPTI record(s) dropped at step "
        << step.step;
     raise(out, rules::kProbeDrops, step, ev.str(), kAdviceDrops);
+  }
+
+  if (step.memory) {
+    memory_trend_.add(step.step, step.memory->resident_bytes);
+    if (steady) {
+      if (const std::optional<MemoryGrowth> growth = memory_trend_.steady_growth()) {
+        constexpr double kMiB = 1024.0 * 1024.0;
+        std::ostringstream ev;
+        ev << "resident memory grew from " << growth->from_bytes / kMiB << " MiB to "
+           << growth->to_bytes / kMiB << " MiB over steps " << growth->first_step << "-"
+           << growth->last_step << " (" << growth->bytes_per_step / 1024.0
+           << " KiB per step), higher in each of " << memory_trend_.options().blocks
+           << " consecutive blocks of steps";
+        raise(out, rules::kMemoryGrowth, step, ev.str(), kAdviceMemoryGrowth);
+      }
+    }
   }
 
   const bool has_signal =

@@ -10,6 +10,7 @@
 
 #include "detail/step_probes.h"
 #include "recompdiag/probes/comm_probe.h"
+#include "recompdiag/probes/memory_probe.h"
 #include "recompdiag/probes/nvtx.h"
 
 namespace recompdiag::probes {
@@ -73,6 +74,13 @@ Monitor::Monitor(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
   } else {
     probes_.push_back(
         probes::make_null_probe(sections::kComm, "disabled: not a rank of a data-parallel job"));
+  }
+  if (options_.memory) {
+    probes_.push_back(probes::make_memory_probe());
+    probes_.push_back(probes::make_cuda_memory_probe(options_.expected_device));
+  } else {
+    probes_.push_back(probes::make_null_probe(sections::kMemory, kDisabled));
+    probes_.push_back(probes::make_null_probe(sections::kCudaMemory, kDisabled));
   }
   events_.reserve(static_cast<size_t>(std::min<int64_t>(options_.max_queued_events, 256)));
   if (options_.nvtx) nvtx_push("recompdiag:run");

@@ -63,6 +63,8 @@ inline constexpr FamilySpec kMetricCatalogue[] = {
     {"recompdiag_optimizer_state_dtype_mismatch_tensors", FamilyType::kGauge, "Optimizer state tensors whose dtype differs from their parameter's"},
     {"recompdiag_tensors_off_device", FamilyType::kGauge, "Model tensors not on the expected device, by kind"},
     {"recompdiag_learning_rate_requested", FamilyType::kGauge, "Learning rate the trainer asked for at the latest step"},
+    {"recompdiag_process_resident_bytes", FamilyType::kGauge, "Resident set size of the training process at the latest step"},
+    {"recompdiag_cuda_allocator_bytes", FamilyType::kGauge, "CUDA caching allocator bytes at the latest step, by kind (allocated, reserved)"},
 };
 // clang-format on
 

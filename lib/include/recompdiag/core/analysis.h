@@ -73,9 +73,13 @@ struct ProbeCounts {
   int64_t lr_not_in_effect = 0;  ///< Steps whose effective lr is not the requested one.
   double lr_requested = 0.0;     ///< On the last such step.
   double lr_effective = 0.0;
-  int64_t compile_events = 0;    ///< "compile" events at these steps.
-  int64_t alerts = 0;            ///< Alerts raised at these steps.
-  int64_t slow_step_alerts = 0;  ///< Of which slow_step: no signal of their own.
+  int64_t compile_events = 0;        ///< "compile" events at these steps.
+  int64_t alerts = 0;                ///< Alerts raised at these steps.
+  int64_t slow_step_alerts = 0;      ///< Of which slow_step: no signal of their own.
+  int64_t memory_growth_alerts = 0;  ///< Of which memory_growth: steady growth of resident memory.
+  bool has_memory = false;           ///< Some step has the memory section.
+  int64_t resident_first_bytes = 0;  ///< Resident bytes at the first step with the section.
+  int64_t resident_last_bytes = 0;   ///< And at the last.
 
   /// All cache misses: JIT plan builds, first-seen signatures and kernels, module loads and CUDA
   /// graph instantiations.

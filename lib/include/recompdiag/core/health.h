@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "recompdiag/core/memory_trend.h"
 #include "recompdiag/core/record.h"
 
 namespace recompdiag {
@@ -47,6 +48,9 @@ inline constexpr const char kSlowStep[] = "slow_step";
 inline constexpr const char kJitNotOptimized[] = "jit_not_optimized";
 /// A probe dropped events or CUPTI dropped activity records: counters undercount.
 inline constexpr const char kProbeDrops[] = "probe_drops";
+/// The process's resident memory grew steadily over the last window of steps (MemoryTrend), not
+/// once: something is kept alive step after step (old compiled units, optimizers, tensors).
+inline constexpr const char kMemoryGrowth[] = "memory_growth";
 
 /// Every rule above, once: what a consumer that needs the full set iterates (the Prometheus
 /// exporter serves each rule's alert counter at 0 from the start). A new rule is added here too.
@@ -62,7 +66,8 @@ inline constexpr const char* kAll[] = {kCompileAfterWarmup,
                                        kPlacement,
                                        kSlowStep,
                                        kJitNotOptimized,
-                                       kProbeDrops};
+                                       kProbeDrops,
+                                       kMemoryGrowth};
 }  // namespace rules
 
 /// One alert: which rule fired, at which step, the evidence, and what to do about it.
@@ -107,6 +112,9 @@ struct HealthOptions {
   int64_t rolling_window = 50;
   /// Steps the window must hold before the slow-step rule may fire.
   int64_t min_window = 10;
+  /// When resident memory (the `memory` section) counts as growing steadily; checked from the end
+  /// of warm-up, over the latest `memory_growth.window` steps.
+  MemoryGrowthOptions memory_growth;
   /// Relative tolerance when comparing the requested and the effective lr.
   double lr_rel_tolerance = 1e-6;
   /// An alert of one rule is not repeated within this many steps (0: alert at every step). A
@@ -156,6 +164,7 @@ class HealthMonitor {
   int64_t slow_streak_ = 0;           // slow steps in a row, none with a probe signal
   int64_t slow_streak_first_ = 0;
   int64_t profiling_streak_ = 0;                             // steps in a row with profiling runs
+  MemoryTrend memory_trend_;
   std::vector<std::pair<std::string, int64_t>> last_fired_;  // rule -> step, one entry per rule
   int64_t suppressed_ = 0;
 };

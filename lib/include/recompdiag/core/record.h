@@ -28,6 +28,9 @@ inline constexpr char kOptimizer[] = "optimizer";  ///< The optimizer-state prob
 inline constexpr char kPlacement[] = "placement";  ///< The placement probe.
 inline constexpr char kCupti[] = "cupti";          ///< The CUPTI probe (CuptiStats).
 inline constexpr char kComm[] = "comm";            ///< The collectives of a rank (CommStats).
+inline constexpr char kMemory[] = "memory";        ///< The process-memory probe (MemoryStats).
+/// The CUDA caching allocator's probe (CudaMemoryStats).
+inline constexpr char kCudaMemory[] = "cuda_memory";
 }  // namespace sections
 
 /// Availability of one probe or SDK: `available` or the reason it is not.
@@ -116,6 +119,17 @@ struct CommStats {
   double wait_ms = 0.0;     ///< Host time from issuing each collective to its completion.
 };
 
+/// The process's memory at step end, read from the kernel (/proc/self/statm).
+struct MemoryStats {
+  int64_t resident_bytes = 0;  ///< Resident set size: pages of the process in RAM, in bytes.
+};
+
+/// The CUDA caching allocator of the expected device at step end (LibTorch's own accounting).
+struct CudaMemoryStats {
+  int64_t allocated_bytes = 0;  ///< Bytes in tensors the allocator has handed out.
+  int64_t reserved_bytes = 0;   ///< Bytes the allocator holds from the driver, cached or in use.
+};
+
 /// One training step.
 struct StepRecord {
   int64_t step = 0;                  ///< Global step, from 0.
@@ -134,6 +148,8 @@ struct StepRecord {
   std::optional<PlacementStats> placement;
   std::optional<CuptiStats> cupti;
   std::optional<CommStats> comm;    ///< Present in the steps of a data-parallel rank.
+  std::optional<MemoryStats> memory;
+  std::optional<CudaMemoryStats> cuda_memory;
   std::vector<std::string> alerts;  ///< Rule names of alerts raised at this step.
 };
 

@@ -1,7 +1,8 @@
 #pragma once
 /// \file
-/// One field table per probe section of a step (dispatch, jit, optimizer, placement, cupti, comm):
-/// each field's JSON name, struct member, unit, help text and the Prometheus series it feeds.
+/// One field table per probe section of a step (dispatch, jit, optimizer, placement, cupti, comm,
+/// memory, cuda_memory): each field's JSON name, struct member, unit, help text and the Prometheus
+/// series it feeds.
 ///
 /// Everything that handles a section iterates its table instead of naming fields: the run-file
 /// writer and reader, the per-section totals of the reports, the Prometheus exporter and the
@@ -202,6 +203,18 @@ inline constexpr Field<CommStats> kCommFields[] = {
     {"wait_ms", &CommStats::wait_ms, FieldUnit::kMilliseconds, "Time from issuing a collective to its completion: waiting for the slowest rank, then the transfer",
      counter("recompdiag_collective_wait_seconds_total")},
 };
+
+inline constexpr Field<MemoryStats> kMemoryFields[] = {
+    {"resident_bytes", &MemoryStats::resident_bytes, FieldUnit::kLevel, "Resident set size of the process at step end",
+     gauge("recompdiag_process_resident_bytes")},
+};
+
+inline constexpr Field<CudaMemoryStats> kCudaMemoryFields[] = {
+    {"allocated_bytes", &CudaMemoryStats::allocated_bytes, FieldUnit::kLevel, "Bytes in tensors of the CUDA caching allocator at step end",
+     gauge("recompdiag_cuda_allocator_bytes", "kind", "allocated")},
+    {"reserved_bytes", &CudaMemoryStats::reserved_bytes, FieldUnit::kLevel, "Bytes the CUDA caching allocator holds from the driver at step end",
+     gauge("recompdiag_cuda_allocator_bytes", "kind", "reserved")},
+};
 // clang-format on
 
 inline bool dispatch_counted(const DispatchStats& s) { return s.sampled; }
@@ -219,6 +232,11 @@ inline constexpr Section<CuptiStats> kCuptiSection{sections::kCupti, &StepRecord
                                                    kCuptiFields, std::size(kCuptiFields)};
 inline constexpr Section<CommStats> kCommSection{sections::kComm, &StepRecord::comm, kCommFields,
                                                  std::size(kCommFields)};
+inline constexpr Section<MemoryStats> kMemorySection{sections::kMemory, &StepRecord::memory,
+                                                     kMemoryFields, std::size(kMemoryFields)};
+inline constexpr Section<CudaMemoryStats> kCudaMemorySection{
+    sections::kCudaMemory, &StepRecord::cuda_memory, kCudaMemoryFields,
+    std::size(kCudaMemoryFields)};
 
 /// A section as a type: `decltype(c)::value` is the `Section` constant, usable where a constant
 /// expression is needed (code that unrolls a section's fields at compile time, as the exporter's
@@ -238,6 +256,8 @@ void for_each_section_constant(F&& f) {
   f(SectionConstant<kPlacementSection>{});
   f(SectionConstant<kCuptiSection>{});
   f(SectionConstant<kCommSection>{});
+  f(SectionConstant<kMemorySection>{});
+  f(SectionConstant<kCudaMemorySection>{});
 }
 
 /// Calls `f(section)` for every probe section, in run-file order. `f` is a generic callable.

@@ -65,6 +65,9 @@ struct MonitorOptions {
   /// collective layer reports each collective through Monitor::comm(). Off by default: a single
   /// process has no collectives, and its steps carry no `comm` section.
   bool comm = false;
+  /// The process's resident memory (section `memory`) and, on CUDA, the caching allocator's bytes
+  /// (section `cuda_memory`), read at every step end.
+  bool memory = true;
   /// NVTX ranges for run, phase and step (free without a tool attached).
   bool nvtx = true;
   /// Observe ops every Nth step only (1: every step). Unsampled steps cost nothing.

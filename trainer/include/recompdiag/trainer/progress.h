@@ -3,7 +3,7 @@
 /// Progress of a training run, epoch by epoch, delivered to a sink the caller chooses: the
 /// trainer computes the figures and never prints. `TerminalProgress` prints the Keras-like line.
 ///
-///     recompdiag::TwoPhaseTrainer trainer(config);
+///     recompdiag::trainer::TwoPhaseTrainer trainer(config);
 ///     recompdiag::trainer::TerminalProgress progress(stdout);
 ///     if (progress.enabled()) trainer.set_progress(&progress);
 ///     trainer.run();
