@@ -89,3 +89,90 @@ TEST_CASE("compare: a time regression names B's signal; a training regression jo
   CHECK(c.convergence.verdict == ConvergenceVerdict::kRegression);
   CHECK(c.summary.find("training quality: regression") != std::string::npos);
 }
+
+namespace {
+
+// Two phases of `epochs` epochs of 2 steps; phase 2's head losses are `cat` x the curve and `bin`
+// x a flat 3.0 (weights [1, 0], so the binary head does not enter phase 2's loss).
+RunFile run_with_heads(double cat, double bin, int epochs = 4) {
+  RunFile run;
+  int64_t step = 0;
+  for (int phase = 1; phase <= 2; ++phase) {
+    for (int e = 0; e < epochs; ++e) {
+      for (int k = 0; k < 2; ++k) {
+        StepRecord s;
+        s.step = step++;
+        s.phase = phase;
+        s.epoch = e;
+        const double curve = 1.0 / (1.0 + e);
+        s.head_losses = {phase == 1 ? 1.0 : cat * curve, phase == 1 ? 3.0 : bin * 3.0};
+        s.loss_weights = phase == 1 ? std::vector<double>{0.5, 0.5} : std::vector<double>{1, 0};
+        s.loss = phase == 1 ? 2.0 : s.head_losses[0];
+        run.steps.push_back(s);
+      }
+    }
+  }
+  return run;
+}
+
+const QualityMeasure& measure(const ConvergenceComparison& c, const std::string& name) {
+  for (const QualityMeasure& m : c.measures) {
+    if (m.name == name) return m;
+  }
+  FAIL("no measure " << name);
+  return c.measures.front();
+}
+
+}  // namespace
+
+TEST_CASE("convergence: the phase after a switch has its loss curve per epoch and its mean") {
+  ConvergenceOptions o;
+  o.window = 2;
+  const RunConvergence c = analyze_convergence(run_with_heads(1.0, 1.0), o);
+  REQUIRE(c.switches.size() == 1);
+  const std::vector<double>& curve = c.switches[0].epoch_losses;
+  REQUIRE(curve.size() == 4);
+  for (size_t e = 0; e < curve.size(); ++e) CHECK(curve[e] == doctest::Approx(1.0 / (1.0 + e)));
+  CHECK(c.switches[0].phase_loss == doctest::Approx((1.0 + 0.5 + 1.0 / 3 + 0.25) / 4));
+}
+
+TEST_CASE("convergence: a head that is worse in every seeded pair regresses, tested across pairs") {
+  ConvergenceOptions o;
+  o.window = 2;
+  // B: phase 2's loss 20% lower, but the binary head's final loss 30-40% higher, in 3 pairs.
+  const std::vector<RunFile> a = {run_with_heads(1.0, 1.0), run_with_heads(1.1, 0.9),
+                                  run_with_heads(0.9, 1.1)};
+  const std::vector<RunFile> b = {run_with_heads(0.8, 1.3), run_with_heads(0.88, 1.26),
+                                  run_with_heads(0.72, 1.5)};
+  const ConvergenceComparison c = compare_convergence(a, b, o);
+  CHECK(c.tested);
+  CHECK(c.verdict == ConvergenceVerdict::kRegression);
+  const QualityMeasure& head2 = measure(c, "final_loss_head_2");
+  CHECK(head2.regression);
+  CHECK(head2.worse_pairs == 3);
+  CHECK(head2.p < 0.05);
+  const QualityMeasure& phase = measure(c, "last_phase_loss");
+  CHECK_FALSE(phase.regression);
+  CHECK(phase.better_pairs == 3);
+  CHECK(phase.change == doctest::Approx(-0.2));
+  CHECK(c.summary.find("final loss of head 2 +") != std::string::npos);
+  CHECK(c.summary.find("better in every pair: mean loss over phase 2 -20.0%") != std::string::npos);
+
+  // The same changes in a random direction per pair: no test passes, no regression.
+  const std::vector<RunFile> mixed = {run_with_heads(0.8, 1.3), run_with_heads(1.2, 0.7),
+                                      run_with_heads(1.0, 1.05)};
+  const ConvergenceComparison m = compare_convergence(a, mixed, o);
+  CHECK(m.verdict == ConvergenceVerdict::kNoChange);
+  for (const QualityMeasure& q : m.measures) CHECK_FALSE(q.regression);
+}
+
+TEST_CASE("convergence: one pair is untested; it regresses only by its final loss or recovery") {
+  ConvergenceOptions o;
+  o.window = 2;
+  const ConvergenceComparison c =
+      compare_convergence({run_with_heads(1.0, 1.0)}, {run_with_heads(1.0, 2.0)}, o);
+  CHECK_FALSE(c.tested);
+  CHECK(c.verdict == ConvergenceVerdict::kNoChange);  // only the unweighted head is worse
+  CHECK(measure(c, "final_loss_head_2").worse_pairs == 1);
+  CHECK(c.summary.find("no test across seeds") != std::string::npos);
+}

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+
+#include "recompdiag/core/statistics.h"
 
 namespace recompdiag {
 
@@ -61,6 +64,13 @@ RunConvergence analyze_convergence(const RunFile& run, const ConvergenceOptions&
         break;
       }
     }
+    sc.phase_loss = mean_objective(steps, i, end, weights);
+    for (size_t k = i; k < end;) {
+      size_t epoch_end = k;
+      while (epoch_end < end && steps[epoch_end].epoch == steps[k].epoch) ++epoch_end;
+      sc.epoch_losses.push_back(mean_objective(steps, k, epoch_end, weights));
+      k = epoch_end;
+    }
     out.switches.push_back(sc);
   }
   const size_t from = steps.size() - std::min(w, steps.size());
@@ -83,11 +93,56 @@ ConvergenceComparison compare_convergence(const std::vector<RunFile>& a,
   return compare_convergence(pa, pb, o);
 }
 
+namespace {
+
+/// A measure of one run's convergence; NaN when the run lacks it.
+using Extract = std::function<double(const RunConvergence&)>;
+
+/// Fills `m` from the pairs: means, per-pair log ratios, and the one-sided paired t-test's raw p.
+void measure_pairs(QualityMeasure& m, const std::vector<RunConvergence>& a,
+                   const std::vector<RunConvergence>& b, const Extract& extract, double tolerance) {
+  std::vector<double> logs;
+  double sum_a = 0.0, sum_b = 0.0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    const double va = extract(a[i]);
+    const double vb = extract(b[i]);
+    if (!(va > 0.0) || !(vb > 0.0) || !std::isfinite(va) || !std::isfinite(vb)) continue;
+    sum_a += va;
+    sum_b += vb;
+    logs.push_back(std::log(vb / va));
+    if (vb > va * (1.0 + tolerance)) ++m.worse_pairs;
+    if (vb < va * (1.0 - tolerance)) ++m.better_pairs;
+  }
+  const auto n = static_cast<double>(logs.size());
+  if (logs.empty()) return;
+  m.a = sum_a / n;
+  m.b = sum_b / n;
+  const stats::MeanVariance mv = stats::mean_variance(logs);
+  m.change = std::exp(mv.mean) - 1.0;
+  m.p = 1.0;
+  if (logs.size() < 2) return;
+  const double se = std::sqrt(mv.variance / n);
+  if (se > 0.0) {
+    m.p = stats::student_t_upper_tail(mv.mean / se, n - 1.0);
+  } else if (mv.mean > 0.0) {
+    m.p = 0.0;  // the same worsening in every pair
+  }
+}
+
+std::string percent(double change) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", 100.0 * change);
+  return buf;
+}
+
+}  // namespace
+
 ConvergenceComparison compare_convergence(const std::vector<const RunFile*>& a,
                                           const std::vector<const RunFile*>& b,
                                           const ConvergenceOptions& o) {
   ConvergenceComparison out;
   out.pairs = static_cast<int>(std::min(a.size(), b.size()));
+  out.tested = out.pairs >= 2;
   auto recovery = [](const RunConvergence& c) -> double {
     if (c.switches.empty()) return 0.0;
     const SwitchConvergence& s = c.switches.front();
@@ -110,15 +165,87 @@ ConvergenceComparison compare_convergence(const std::vector<const RunFile*>& a,
   if (out.final_loss_a != 0.0) {
     out.final_loss_change = (out.final_loss_b - out.final_loss_a) / out.final_loss_a;
   }
-  if (out.pairs > 0 && out.worse_pairs == out.pairs) out.verdict = ConvergenceVerdict::kRegression;
-  char buf[320];
+
+  // The measures, each over the pairs.
+  const bool has_switch = out.pairs > 0 && !out.a.front().switches.empty();
+  const auto last_switch = [](const RunConvergence& c) -> const SwitchConvergence* {
+    return c.switches.empty() ? nullptr : &c.switches.back();
+  };
+  const double nan = std::nan("");
+  if (has_switch) {
+    const int phase = out.a.front().switches.back().to_phase;
+    QualityMeasure m{"last_phase_loss", "mean loss over phase " + std::to_string(phase)};
+    measure_pairs(
+        m, out.a, out.b,
+        [&](const RunConvergence& c) { return last_switch(c) ? last_switch(c)->phase_loss : nan; },
+        o.loss_tolerance);
+    out.measures.push_back(m);
+    QualityMeasure after{"loss_after_switch",
+                         "loss just after the switch to phase " + std::to_string(phase)};
+    measure_pairs(
+        after, out.a, out.b,
+        [&](const RunConvergence& c) { return last_switch(c) ? last_switch(c)->loss_after : nan; },
+        o.loss_tolerance);
+    out.measures.push_back(after);
+  }
+  QualityMeasure final_loss{"final_loss", "final loss"};
+  measure_pairs(
+      final_loss, out.a, out.b, [](const RunConvergence& c) { return c.final_loss; },
+      o.loss_tolerance);
+  out.measures.push_back(final_loss);
+  const size_t heads = out.pairs > 0 ? out.a.front().final_head_losses.size() : 0;
+  for (size_t h = 0; h < heads; ++h) {
+    QualityMeasure m{"final_loss_head_" + std::to_string(h + 1),
+                     "final loss of head " + std::to_string(h + 1)};
+    measure_pairs(
+        m, out.a, out.b,
+        [&](const RunConvergence& c) {
+          return h < c.final_head_losses.size() ? c.final_head_losses[h] : nan;
+        },
+        o.loss_tolerance);
+    out.measures.push_back(m);
+  }
+
+  std::string regressed;
+  std::string improved;
+  if (out.tested) {
+    std::vector<double> raw;
+    for (const QualityMeasure& m : out.measures) raw.push_back(m.p);
+    const std::vector<double> adjusted = stats::holm_adjust(raw);
+    for (size_t k = 0; k < out.measures.size(); ++k) {
+      QualityMeasure& m = out.measures[k];
+      m.p = adjusted[k];
+      m.regression = m.p < o.alpha && m.change > o.loss_tolerance;
+      char p_text[32];
+      std::snprintf(p_text, sizeof p_text, "%.2g", m.p);
+      if (m.regression) {
+        regressed += (regressed.empty() ? "" : ", ") + m.label + " " + percent(m.change) +
+                     " (p=" + p_text + ")";
+      } else if (m.better_pairs == out.pairs) {
+        improved += (improved.empty() ? "" : ", ") + m.label + " " + percent(m.change);
+      }
+    }
+    if (!regressed.empty()) out.verdict = ConvergenceVerdict::kRegression;
+  } else if (out.pairs > 0 && out.worse_pairs == out.pairs) {
+    out.verdict = ConvergenceVerdict::kRegression;
+  }
+
+  std::string text = "training quality: " + std::string(to_string(out.verdict));
+  if (out.tested) {
+    text += " over " + std::to_string(out.pairs) + " seeded pairs";
+    if (!regressed.empty()) text += ": " + regressed;
+    if (!improved.empty()) text += "; better in every pair: " + improved;
+  } else {
+    text += " (" + std::to_string(out.pairs) + " pair: no test across seeds; B worse in " +
+            std::to_string(out.worse_pairs) + ")";
+  }
+  char buf[200];
   std::snprintf(buf, sizeof buf,
-                "training quality: %s (B worse in %d of %d pairs); final loss %.4g -> %.4g "
-                "(%+.1f%%); steps to recover the pre-switch loss %.0f -> %.0f",
-                to_string(out.verdict), out.worse_pairs, out.pairs, out.final_loss_a,
-                out.final_loss_b, 100.0 * out.final_loss_change, out.recovery_steps_a,
-                out.recovery_steps_b);
-  out.summary = buf;
+                "; final loss %.4g -> %.4g (%+.1f%%); steps to recover the pre-switch loss %.0f -> "
+                "%.0f",
+                out.final_loss_a, out.final_loss_b, 100.0 * out.final_loss_change,
+                out.recovery_steps_a, out.recovery_steps_b);
+  out.summary = text + buf;
   return out;
 }
 

@@ -147,6 +147,55 @@ json run_json(const RunAnalysis& r) {
           {"warnings", r.warnings}};
 }
 
+// What the runs learned, as fields: per run its switches (loss before and after, steps to
+// recover, the new phase's loss per epoch) and final loss per head; the measures and the verdict.
+json convergence_json(const ConvergenceComparison& c) {
+  auto runs = [](const std::vector<RunConvergence>& side) {
+    json out = json::array();
+    for (const RunConvergence& r : side) {
+      json switches = json::array();
+      for (const SwitchConvergence& s : r.switches) {
+        switches.push_back({{"to_phase", s.to_phase},
+                            {"switch_step", s.switch_step},
+                            {"loss_before", num(s.loss_before)},
+                            {"loss_after", num(s.loss_after)},
+                            {"recovery_steps", s.recovery_steps},
+                            {"phase_loss", num(s.phase_loss)},
+                            {"epoch_losses", nums(s.epoch_losses)}});
+      }
+      out.push_back({{"switches", switches},
+                     {"final_loss", num(r.final_loss)},
+                     {"final_head_losses", nums(r.final_head_losses)}});
+    }
+    return out;
+  };
+  json measures = json::array();
+  for (const QualityMeasure& m : c.measures) {
+    measures.push_back({{"name", m.name},
+                        {"label", m.label},
+                        {"a", num(m.a)},
+                        {"b", num(m.b)},
+                        {"change", num(m.change)},
+                        {"worse_pairs", m.worse_pairs},
+                        {"better_pairs", m.better_pairs},
+                        {"p_holm", num(m.p)},
+                        {"regression", m.regression}});
+  }
+  return {{"verdict", to_string(c.verdict)},
+          {"tested", c.tested},
+          {"pairs", c.pairs},
+          {"worse_pairs", c.worse_pairs},
+          {"final_loss_a", num(c.final_loss_a)},
+          {"final_loss_b", num(c.final_loss_b)},
+          {"final_loss_change", num(c.final_loss_change)},
+          {"recovery_steps_a", num(c.recovery_steps_a)},
+          {"recovery_steps_b", num(c.recovery_steps_b)},
+          {"measures", measures},
+          {"runs_a", runs(c.a)},
+          {"runs_b", runs(c.b)},
+          {"summary", c.summary}};
+}
+
 }  // namespace
 
 json report_json(const Comparison& c) {
@@ -241,6 +290,7 @@ json report_json(const Comparison& c) {
           {"phases", phases},
           {"count_changes", counts},
           {"switches", switches},
+          {"convergence", convergence_json(c.convergence)},
           {"config_differences", diffs},
           {"warnings", c.warnings},
           {"a", run_json(c.a)},

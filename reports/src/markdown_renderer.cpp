@@ -32,6 +32,36 @@ void write_stretches(const RunAnalysis& r, const char* name, std::ostream& out) 
   for (const SlowStretch* s : top) out << "- " << s->sentence << "\n";
 }
 
+// Training quality: each measure over the pairs, then each switch of the first pair.
+void write_convergence(const ConvergenceComparison& q, std::ostream& out) {
+  if (q.pairs == 0) return;
+  out << "\n**Training quality: " << to_string(q.verdict) << "** ("
+      << (q.tested ? std::to_string(q.pairs) +
+                         " seeded pairs, one-sided paired t-test on log B/A, "
+                         "Holm-adjusted"
+                   : std::string("1 pair: no test across seeds"))
+      << ")\n\n";
+  out << "| Measure | A | B | B/A | B worse / better pairs | p (Holm) | Regression |\n";
+  out << "|---|---:|---:|---:|---:|---:|---|\n";
+  for (const QualityMeasure& m : q.measures) {
+    out << "| " << md_cell(m.label) << " | " << detail::loss(m.a) << " | " << detail::loss(m.b)
+        << " | " << detail::change(1.0 + m.change) << " | " << m.worse_pairs << " / "
+        << m.better_pairs << " | " << (q.tested ? detail::p_value(m.p) : "n/a") << " | "
+        << (m.regression ? "yes" : "no") << " |\n";
+  }
+  const RunConvergence& a = q.a.front();
+  const RunConvergence& b = q.b.front();
+  for (size_t i = 0; i < a.switches.size() && i < b.switches.size(); ++i) {
+    const SwitchConvergence& sa = a.switches[i];
+    const SwitchConvergence& sb = b.switches[i];
+    out << "\nSwitch to phase " << sa.to_phase << " (first pair): loss before "
+        << detail::loss(sa.loss_before) << " / " << detail::loss(sb.loss_before) << ", after "
+        << detail::loss(sa.loss_after) << " / " << detail::loss(sb.loss_after)
+        << ", steps to recover " << sa.recovery_steps << " / " << sb.recovery_steps
+        << " (A / B; -1: never)\n";
+  }
+}
+
 }  // namespace
 
 void MarkdownRenderer::render(const Comparison& c, std::ostream& out) const {
@@ -86,6 +116,7 @@ void MarkdownRenderer::render(const Comparison& c, std::ostream& out) const {
 
   out << "\n**Final loss per head**: A " << detail::losses(c.a.outcome.final_head_losses) << "; B "
       << detail::losses(c.b.outcome.final_head_losses) << "\n";
+  write_convergence(c.convergence, out);
 
   if (!c.warnings.empty()) {
     out << "\n**Warnings**\n";

@@ -93,9 +93,9 @@ double median_of(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/// One interleaved pair: A healthy, B `faults`, both with `seed`. Empty paths when a run failed.
-AbExperimentResult run_pair(const DiagnoseBenchOptions& o, const std::string& name,
-                            const FaultSet& faults, uint64_t seed) {
+/// The experiment of one interleaved pair: A healthy, B `faults`, both with `seed`.
+AbExperimentOptions pair_options(const DiagnoseBenchOptions& o, const std::string& name,
+                                 const FaultSet& faults, uint64_t seed) {
   AbExperimentOptions ab;
   ab.a.name = "healthy-seed" + std::to_string(seed);
   ab.a.config = o.config;
@@ -106,7 +106,7 @@ AbExperimentResult run_pair(const DiagnoseBenchOptions& o, const std::string& na
   ab.b.config.faults = faults;
   ab.out_dir = o.out_dir;
   ab.quiet = o.quiet;
-  return run_ab_experiment(ab);
+  return ab;
 }
 
 }  // namespace
@@ -141,9 +141,13 @@ DiagnoseBenchResult run_diagnose_bench(const DiagnoseBenchOptions& o) {
     std::vector<RunFile> a_runs;
     std::vector<RunFile> b_runs;
     std::vector<double> ratios;
+    CompareOptions compare;
     for (int i = 0; i < o.seeds; ++i) {
       const uint64_t seed = o.config.seed + static_cast<uint64_t>(i);
-      const AbExperimentResult pair = run_pair(o, name, faults, seed);
+      const AbExperimentOptions ab = pair_options(o, name, faults, seed);
+      const AbExperimentResult pair = run_ab_experiment(ab);
+      // As `ab` compares its pairs: no assumed run-to-run spread for runs that took turns.
+      if (i == 0) compare = ab.compare_options(o.compare);
       if (pair.exit_code != 0) {
         out.exit_code = pair.exit_code;
         return out;
@@ -168,8 +172,9 @@ DiagnoseBenchResult run_diagnose_bench(const DiagnoseBenchOptions& o) {
       out.healthy_steps += a.steps;
     }
     score.time_ratio = median_of(ratios);
-    CompareOptions compare = o.compare;
-    compare.expected_differences = {"config.faults", "config.seed", "seed"};
+    // The run sets hold several seeds per side.
+    compare.expected_differences.insert(compare.expected_differences.end(),
+                                        {"config.seed", "seed"});
     score.time_verdict = compare_run_sets(a_runs, b_runs, compare).verdict;
     score.convergence = compare_convergence(a_runs, b_runs, o.convergence);
     std::vector<std::string> why;
@@ -188,7 +193,8 @@ DiagnoseBenchResult run_diagnose_bench(const DiagnoseBenchOptions& o) {
   // Healthy against healthy: same seed and config on both sides.
   for (int i = 0; i < o.seeds; ++i) {
     const uint64_t seed = o.config.seed + static_cast<uint64_t>(i);
-    const AbExperimentResult pair = run_pair(o, "healthy-twin", FaultSet{}, seed);
+    const AbExperimentOptions ab = pair_options(o, "healthy-twin", FaultSet{}, seed);
+    const AbExperimentResult pair = run_ab_experiment(ab);
     if (pair.exit_code != 0) {
       out.exit_code = pair.exit_code;
       return out;
@@ -196,8 +202,8 @@ DiagnoseBenchResult run_diagnose_bench(const DiagnoseBenchOptions& o) {
     const RunFile a = read_run_file(pair.a_paths.front());
     const RunFile b = read_run_file(pair.b_paths.front());
     ++out.healthy_pairs;
-    CompareOptions compare = o.compare;
-    const bool time_regression = compare_runs(a, b, compare).verdict == Verdict::kRegression;
+    const bool time_regression =
+        compare_runs(a, b, ab.compare_options(o.compare)).verdict == Verdict::kRegression;
     const bool quality_regression =
         compare_convergence({a}, {b}, o.convergence).verdict == ConvergenceVerdict::kRegression;
     if (time_regression || quality_regression) ++out.regression_verdicts;
@@ -213,6 +219,25 @@ DiagnoseBenchResult run_diagnose_bench(const DiagnoseBenchOptions& o) {
   }
   return out;
 }
+
+namespace {
+
+nlohmann::ordered_json measures_json(const ConvergenceComparison& c) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const QualityMeasure& m : c.measures) {
+    out.push_back({{"name", m.name},
+                   {"a", m.a},
+                   {"b", m.b},
+                   {"change", m.change},
+                   {"worse_pairs", m.worse_pairs},
+                   {"better_pairs", m.better_pairs},
+                   {"p", m.p},
+                   {"regression", m.regression}});
+  }
+  return out;
+}
+
+}  // namespace
 
 nlohmann::ordered_json diagnose_bench_json(const DiagnoseBenchResult& r) {
   nlohmann::ordered_json faults = nlohmann::ordered_json::array();
@@ -238,7 +263,10 @@ nlohmann::ordered_json diagnose_bench_json(const DiagnoseBenchResult& r) {
                         {"final_loss_b", c.final_loss_b},
                         {"final_loss_change", c.final_loss_change},
                         {"recovery_steps_a", c.recovery_steps_a},
-                        {"recovery_steps_b", c.recovery_steps_b}}},
+                        {"recovery_steps_b", c.recovery_steps_b},
+                        {"tested", c.tested},
+                        {"measures", measures_json(c)},
+                        {"summary", c.summary}}},
                       {"why", f.why}});
   }
   nlohmann::ordered_json rates = nlohmann::ordered_json::object();

@@ -1,8 +1,16 @@
 #pragma once
 /// \file
 /// What a run learned, next to how fast it ran: the loss just before and after each phase switch,
-/// the steps it took to get back to the pre-switch loss, and the final loss per head; and a
-/// verdict over seeded pairs of runs (A = baseline, B = candidate): no change or a regression.
+/// the steps it took to get back to the pre-switch loss, the loss curve of the phase after it (mean
+/// per epoch), and the final loss per head; and a verdict over seeded pairs of runs (A = baseline,
+/// B = candidate): no change or a regression.
+///
+/// The verdict tests each quality measure (the mean loss over the last phase, the loss just after
+/// the switch, the final loss and each head's final loss) across the pairs: a one-sided paired
+/// t-test on the per-pair log ratio B/A (B worse), Holm-adjusted over the measures. A measure
+/// regresses when its adjusted p is below `alpha` and B is worse by more than `loss_tolerance`.
+/// With one pair there is no test across seeds: then the pair decides by the final loss and the
+/// recovery alone, and the comparison says it is untested.
 ///
 /// The loss is compared as the new phase defines it: the steps before a switch are re-weighted
 /// with the new phase's loss weights (from their unweighted head losses), so a change of loss
@@ -29,6 +37,8 @@ struct ConvergenceOptions {
   /// needs more than `recovery_slack` x A's steps (plus one window) to recover from a switch.
   double loss_tolerance = 0.05;
   double recovery_slack = 1.5;
+  /// Family-wise significance level of the measures' tests (two or more pairs).
+  double alpha = 0.05;
 };
 
 /// One phase switch of one run.
@@ -41,6 +51,9 @@ struct SwitchConvergence {
   /// phase.
   int64_t recovery_steps = -1;
   int64_t phase_steps = 0;  ///< Steps of the new phase.
+  double phase_loss = 0.0;  ///< Mean loss over the whole new phase: the area under its curve.
+  /// Mean loss per epoch of the new phase (its loss curve), in order.
+  std::vector<double> epoch_losses;
 };
 
 /// What one run learned.
@@ -59,6 +72,20 @@ enum class ConvergenceVerdict { kNoChange, kRegression };
 /// "no change" or "regression".
 const char* to_string(ConvergenceVerdict verdict);
 
+/// One quality measure of B against A over the pairs.
+struct QualityMeasure {
+  std::string name;  ///< "last_phase_loss", "loss_after_switch", "final_loss", "final_loss_head_N".
+  std::string label;     ///< For people: "mean loss over phase 2", "final loss of head 2", ...
+  double a = 0.0;        ///< Mean over A's runs.
+  double b = 0.0;        ///< Mean over B's runs.
+  double change = 0.0;   ///< Geometric mean over pairs of B/A, minus 1 (+0.38: B 38% higher).
+  int worse_pairs = 0;   ///< Pairs in which B is above A by more than the tolerance.
+  int better_pairs = 0;  ///< Pairs in which B is below A by more than the tolerance.
+  /// One-sided p of "B worse", Holm-adjusted over the measures; 1 with fewer than two pairs.
+  double p = 1.0;
+  bool regression = false;
+};
+
 /// B's training quality against A's over paired runs (pair i: same seed and config but for what
 /// is compared).
 struct ConvergenceComparison {
@@ -72,13 +99,18 @@ struct ConvergenceComparison {
   /// length); 0 without a switch.
   double recovery_steps_a = 0.0;
   double recovery_steps_b = 0.0;
+  /// Whether the verdict rests on a test across pairs (two or more); with one pair it does not.
+  bool tested = false;
+  /// The measures, in a fixed order: last-phase loss, loss after the switch (when there is one),
+  /// final loss, final loss per head.
+  std::vector<QualityMeasure> measures;
   std::vector<RunConvergence> a;
   std::vector<RunConvergence> b;
   std::string summary;  ///< One sentence with the figures.
 };
 
-/// Compares pairs a[i], b[i] (the shorter list sets the count). Regression when B is worse in
-/// every pair: with one pair that pair decides, which is why seeded repeats are better.
+/// Compares pairs a[i], b[i] (the shorter list sets the count). With two or more pairs a measure's
+/// test decides (see the file comment); with one pair, B worse in its final loss or recovery.
 ConvergenceComparison compare_convergence(const std::vector<RunFile>& a,
                                           const std::vector<RunFile>& b,
                                           const ConvergenceOptions& options = {});
