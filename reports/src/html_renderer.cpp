@@ -92,6 +92,25 @@ void stretches(const RunAnalysis& r, const std::string& name, double slow_factor
   out << "</ul>\n";
 }
 
+// Training quality: each measure over the pairs, the test and whether it regressed.
+void quality_table(const ConvergenceComparison& q, std::ostream& out) {
+  if (q.pairs == 0) return;
+  out << "<p>Training quality: <b>" << to_string(q.verdict) << "</b> ("
+      << (q.tested ? std::to_string(q.pairs) +
+                         " seeded pairs; one-sided paired t-test on log B/A, Holm-adjusted"
+                   : std::string("1 pair: no test across seeds"))
+      << ")</p>\n<table><tr><th class=\"l\">measure</th><th>A</th><th>B</th><th>B/A</th>"
+         "<th>B worse / better pairs</th><th>p (Holm)</th><th class=\"l\">regression</th></tr>\n";
+  for (const QualityMeasure& m : q.measures) {
+    out << "<tr><td class=\"l\">" << html_escape(m.label) << "</td><td>" << detail::loss(m.a)
+        << "</td><td>" << detail::loss(m.b) << "</td><td>" << detail::change(1.0 + m.change)
+        << "</td><td>" << m.worse_pairs << " / " << m.better_pairs << "</td><td>"
+        << (q.tested ? detail::p_value(m.p) : "n/a") << "</td><td class=\"l\">"
+        << (m.regression ? "yes" : "no") << "</td></tr>\n";
+  }
+  out << "</table>\n";
+}
+
 std::string run_line(const RunAnalysis& r) {
   std::string s = "<code>" + html_escape(r.path) + "</code>";
   if (!r.header.mode.empty()) s += " (" + html_escape(r.header.mode) + ")";
@@ -215,6 +234,7 @@ void HtmlRenderer::render(const Comparison& c, std::ostream& out) const {
     out << "</td></tr>\n";
   }
   out << "</table>\n";
+  quality_table(c.convergence, out);
 
   out << "<h2>Alerts</h2>\n";
   for (const auto* r : {&c.a, &c.b}) {
