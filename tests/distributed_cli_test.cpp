@@ -153,6 +153,15 @@ TEST_CASE("bad world sizes, ranks and master addresses: exit 2 with one line") {
   CHECK(!std::filesystem::exists(dir.file("bad.rank0.jsonl")));
 }
 
+TEST_CASE("ab refuses a data-parallel run instead of running single processes under its name") {
+  test::TempDir dir;
+  const auto r = test::run_cli("ab --world-size 2 " + kSmall + " --out-dir " + dir.file("ab"));
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.output, "ab does not run data-parallel jobs yet"));
+  CHECK(lines(r.output) == 1);
+}
+
 TEST_CASE("a rank that never joins: the others fail within --rendezvous-timeout, one line") {
   test::TempDir dir;
   const std::string port = std::to_string(free_port());

@@ -60,6 +60,13 @@ void add_ab_command(CLI::App& app, CommandContext& ctx) {
     }
     AbExperimentOptions experiment;
     experiment.a.config = to_config(s.flags);
+    if (s.flags.world_size || experiment.a.config.distributed) {
+      // Not built yet: two data-parallel jobs taking turns need a launcher per side. Refuse rather
+      // than run single-process runs under a data-parallel name.
+      throw InputError(
+          "ab does not run data-parallel jobs yet: run `train --world-size N` once per side and "
+          "`compare --a 'A.rank*.jsonl' --b 'B.rank*.jsonl'`");
+    }
     experiment.a.config.mode = TrainMode::kRecompile;
     experiment.b.config = experiment.a.config;
     experiment.b.config.mode = TrainMode::kMutable;
