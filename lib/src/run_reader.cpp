@@ -1,357 +1,56 @@
-// Reading run files: simdjson's DOM parser, one line at a time, reused across lines; a broken
-// last line (a run killed mid-write) is skipped and reported, any other broken line is an error.
+// Reading run files: the file in large chunks, line by line through detail::RunLineParser, so that
+// memory follows the records kept, not the file's size.
 #include <fcntl.h>
 #include <simdjson.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cmath>
 #include <cstring>
-#include <limits>
-#include <string_view>
 
+#include "detail/run_parser.h"
 #include "recompdiag/core/error.h"
-#include "recompdiag/core/record_fields.h"
 #include "recompdiag/core/run_io.h"
 
 namespace recompdiag {
 
 namespace {
 
-using simdjson::dom::element;
-using simdjson::dom::object;
-
 using Kind = RunFileError::Kind;
 
-// A line that cannot be read. kNotJson is what a run killed mid-write leaves on its last line;
-// anything else is wrong wherever it is.
-class LineError : public std::runtime_error {
+// Keeps every record in a RunFile.
+class RunFileFiller : public RecordSink {
  public:
-  explicit LineError(const std::string& what, Kind kind = Kind::kInvalidRecord)
-      : std::runtime_error(what), kind_(kind) {}
-  Kind kind() const { return kind_; }
+  explicit RunFileFiller(RunFile& out) : out_(out) {}
+  void on_run_start(const RunHeader& header) override { out_.header = header; }
+  void on_step(const StepRecord& step) override { out_.steps.push_back(step); }
+  void on_event(const EventRecord& event) override { out_.events.push_back(event); }
+  void on_run_end(const RunSummary& summary) override { out_.summary = summary; }
 
  private:
-  Kind kind_;
-};
-
-double get_double(const element& e) {
-  double d;
-  if (e.is_null()) return std::numeric_limits<double>::quiet_NaN();
-  if (e.get_double().get(d) == simdjson::SUCCESS) return d;
-  int64_t i;
-  if (e.get_int64().get(i) == simdjson::SUCCESS) return static_cast<double>(i);
-  uint64_t u;
-  if (e.get_uint64().get(u) == simdjson::SUCCESS) return static_cast<double>(u);
-  throw LineError("expected a number");
-}
-
-int64_t get_int(const element& e, const char* what) {
-  int64_t i;
-  if (e.get_int64().get(i) == simdjson::SUCCESS) return i;
-  double d;
-  if (e.get_double().get(d) == simdjson::SUCCESS && std::floor(d) == d)
-    return static_cast<int64_t>(d);
-  throw LineError(std::string("'") + what + "' is not an integer");
-}
-
-std::vector<double> get_doubles(const element& e) {
-  std::vector<double> out;
-  simdjson::dom::array arr;
-  if (e.get_array().get(arr) != simdjson::SUCCESS) throw LineError("expected an array of numbers");
-  out.reserve(arr.size());
-  for (element v : arr) out.push_back(get_double(v));
-  return out;
-}
-
-template <class S>
-S read_section(const object& obj, const Section<S>& section) {
-  S s{};
-  const Field<S>* fields = section.fields;
-  const size_t N = section.size;
-  size_t cursor = 0;
-  for (auto field : obj) {
-    // Named locals, not a structured binding: C++17 lambdas cannot capture those (clang refuses).
-    const std::string_view key = field.key;
-    const element value = field.value;
-    // Fields arrive in the order the writer emits them; search on from the last match, so a
-    // file of ours costs one comparison per field and a reordered one still reads.
-    for (size_t tried = 0; tried < N; ++tried) {
-      const auto& f = fields[(cursor + tried) % N];
-      if (key != f.name) continue;
-      std::visit(
-          [&](auto member) {
-            using T = std::decay_t<decltype(s.*member)>;
-            if constexpr (std::is_same_v<T, bool>) {
-              bool b = false;
-              if (value.get_bool().get(b) != simdjson::SUCCESS)
-                throw LineError(std::string("'") + f.name + "' is not a boolean");
-              s.*member = b;
-            } else if constexpr (std::is_same_v<T, double>) {
-              s.*member = get_double(value);
-            } else {
-              s.*member = get_int(value, f.name);
-            }
-          },
-          f.member);
-      cursor = (cursor + tried + 1) % N;
-      break;
-    }
-  }
-  return s;
-}
-
-// Reads `value` into the section of `step` named `key`; false when no section has that name.
-bool read_any_section(std::string_view key, const element& value, StepRecord& step) {
-  bool found = false;
-  for_each_section([&](const auto& section) {
-    if (found || key != section.name) return;
-    step.*section.record = read_section(value.get_object().value(), section);
-    found = true;
-  });
-  return found;
-}
-
-std::string to_std(std::string_view v) { return std::string(v.data(), v.size()); }
-
-nlohmann::json to_nlohmann(const element& e) {
-  // Header and events are rare; a re-parse through nlohmann keeps their free-form parts.
-  return nlohmann::json::parse(simdjson::to_string(e));
-}
-
-StepRecord read_step(const object& obj) {
-  StepRecord s;
-  bool has_wall = false;
-  for (auto [key, value] : obj) {
-    if (key == "step")
-      s.step = get_int(value, "step");
-    else if (key == "phase")
-      s.phase = static_cast<int>(get_int(value, "phase"));
-    else if (key == "epoch")
-      s.epoch = static_cast<int>(get_int(value, "epoch"));
-    else if (key == "step_in_phase")
-      s.step_in_phase = get_int(value, "step_in_phase");
-    else if (key == "wall_ms") {
-      s.wall_ms = get_double(value);
-      has_wall = true;
-    } else if (key == "device_ms") {
-      if (!value.is_null()) s.device_ms = get_double(value);
-    } else if (key == "loss")
-      s.loss = get_double(value);
-    else if (key == "head_losses")
-      s.head_losses = get_doubles(value);
-    else if (key == "loss_weights")
-      s.loss_weights = get_doubles(value);
-    else if (key == "lr")
-      s.lr = get_double(value);
-    else if (key == "alerts") {
-      for (element a : value.get_array()) s.alerts.push_back(to_std(a.get_string().value()));
-    } else {
-      read_any_section(key, value, s);  // a probe section, or an unknown key (ignored)
-    }
-  }
-  if (!has_wall) throw LineError("step " + std::to_string(s.step) + " has no wall_ms");
-  if (std::isnan(s.wall_ms))
-    throw LineError("step " + std::to_string(s.step) + " has a NaN or null wall time");
-  if (s.wall_ms < 0)
-    throw LineError("step " + std::to_string(s.step) + " has a negative wall time");
-  if (s.device_ms && (std::isnan(*s.device_ms) || *s.device_ms < 0))
-    throw LineError("step " + std::to_string(s.step) + " has a NaN or negative device time");
-  return s;
-}
-
-RunHeader read_header(const element& e) {
-  nlohmann::json j = to_nlohmann(e);
-  if (!j.contains("schema") || !j["schema"].is_number_integer())
-    throw LineError("run header has no integer 'schema'");
-  RunHeader h;
-  h.schema = j["schema"].get<int>();
-  if (h.schema != kRunSchemaVersion) {
-    throw LineError("unknown schema version " + std::to_string(h.schema) +
-                        " (this recompdiag reads " + std::to_string(kRunSchemaVersion) + ")",
-                    Kind::kUnknownSchema);
-  }
-  auto str = [&](const char* k) {
-    return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : std::string();
-  };
-  h.tool_version = str("tool_version");
-  h.mode = str("mode");
-  h.optimizer_handoff = str("optimizer_handoff");
-  h.optimizer = str("optimizer");
-  h.device_requested = str("device_requested");
-  h.device_used = str("device_used");
-  h.torch_version = str("torch_version");
-  h.cuda_available = j.value("cuda_available", false);
-  if (j.contains("cupti") && j["cupti"].is_object()) {
-    h.cupti.available = j["cupti"].value("available", false);
-    h.cupti.reason = j["cupti"].value("reason", "");
-  }
-  h.step_timing = str("step_timing");
-  if (j.contains("config")) h.config = j["config"];
-  if (j.contains("probes")) h.probes = j["probes"];
-  h.seed = j.value("seed", uint64_t{0});
-  h.start_time = str("start_time");
-  h.host = str("host");
-  // Files from before data-parallel runs have no rank fields: a single process.
-  auto integer = [&](const char* k, int fallback) {
-    if (!j.contains(k)) return fallback;
-    if (!j[k].is_number_integer())
-      throw LineError(std::string("run header's '") + k + "' is not an integer");
-    return j[k].get<int>();
-  };
-  h.rank = integer("rank", 0);
-  h.world_size = integer("world_size", 1);
-  h.job_id = str("job_id");
-  if (h.world_size < 1 || h.rank < 0 || h.rank >= h.world_size) {
-    throw LineError("run header has rank " + std::to_string(h.rank) + " of world_size " +
-                    std::to_string(h.world_size) + " (need 0 <= rank < world_size)");
-  }
-  return h;
-}
-
-EventRecord read_event(const element& e) {
-  nlohmann::json j = to_nlohmann(e);
-  EventRecord ev;
-  auto kind = parse_event_kind(j.value("event", ""));
-  if (!kind) throw LineError("unknown event '" + j.value("event", "") + "'");
-  ev.kind = *kind;
-  ev.step = j.value("step", int64_t{0});
-  ev.phase = j.value("phase", 1);
-  ev.reason = j.value("reason", "");
-  if (j.contains("detail")) ev.detail = j["detail"];
-  return ev;
-}
-
-RunSummary read_summary(const element& e) {
-  nlohmann::json j = to_nlohmann(e);
-  RunSummary s;
-  auto num = [&](const char* k) {
-    return j.contains(k) && j[k].is_number() ? j[k].get<double>()
-                                             : std::numeric_limits<double>::quiet_NaN();
-  };
-  s.steps = j.value("steps", int64_t{0});
-  s.elapsed_s = num("elapsed_s");
-  s.compiles = j.value("compiles", int64_t{0});
-  s.alerts = j.value("alerts", int64_t{0});
-  s.final_loss = num("final_loss");
-  if (j.contains("final_head_losses"))
-    for (const auto& v : j["final_head_losses"])
-      s.final_head_losses.push_back(v.is_number() ? v.get<double>()
-                                                  : std::numeric_limits<double>::quiet_NaN());
-  s.status = j.value("status", "completed");
-  if (j.contains("parameters_digest") && j["parameters_digest"].is_string())
-    s.parameters_digest = j["parameters_digest"].get<std::string>();
-  return s;
-}
-
-/// Feeds lines one at a time; keeps the state needed to accept a truncated last line.
-class RunFileBuilder {
- public:
-  explicit RunFileBuilder(RunFile& out) : out_(out) {}
-
-  /// `line` must be followed by at least SIMDJSON_PADDING readable bytes.
-  void feed(const char* data, size_t len, int64_t line_no) {
-    while (len > 0 && (data[len - 1] == '\r' || data[len - 1] == ' ' || data[len - 1] == '\t'))
-      --len;
-    size_t start = 0;
-    while (start < len && (data[start] == ' ' || data[start] == '\t')) ++start;
-    if (start == len) {
-      out_.skipped.push_back({line_no, "blank line"});
-      return;
-    }
-    if (pending_error_) fail(pending_line_, Kind::kNotJson, *pending_error_);
-    try {
-      element root;
-      auto err = parser_.parse(data + start, len - start, false).get(root);
-      if (err)
-        throw LineError(std::string("not valid JSON (") + simdjson::error_message(err) + ")",
-                        Kind::kNotJson);
-      object obj;
-      // Before the header, a line that is not one says the file is not a run file at all.
-      const Kind fault = have_header_ ? Kind::kInvalidRecord : Kind::kNotARunFile;
-      if (root.get_object().get(obj) != simdjson::SUCCESS)
-        throw LineError("not a JSON object", fault);
-      std::string_view type;
-      if (obj["type"].get_string().get(type) != simdjson::SUCCESS)
-        throw LineError("no \"type\" field", fault);
-      if (!have_header_) {
-        if (type != "run")
-          throw LineError(
-              "not a recompdiag run file: the first line is not a run header (\"type\":\"run\")",
-              fault);
-        out_.header = read_header(root);
-        have_header_ = true;
-      } else if (type == "step") {
-        out_.steps.push_back(read_step(obj));
-      } else if (type == "event") {
-        out_.events.push_back(read_event(root));
-      } else if (type == "summary") {
-        out_.summary = read_summary(root);
-      } else if (type == "run") {
-        throw LineError("a second run header");
-      } else {
-        out_.skipped.push_back({line_no, "unknown record type '" + to_std(type) + "'"});
-      }
-    } catch (const LineError& e) {
-      // A broken line is fatal unless it turns out to be the last one (a run killed mid-write);
-      // a header that is not one is fatal at once.
-      if (!have_header_) {
-        fail(line_no, e.kind() == Kind::kNotJson ? Kind::kNotARunFile : e.kind(), e.what());
-      }
-      if (e.kind() != Kind::kNotJson) fail(line_no, e.kind(), e.what());
-      pending_error_ = e.what();
-      pending_line_ = line_no;
-    } catch (const nlohmann::json::exception& e) {
-      fail(line_no, Kind::kInvalidRecord, e.what());
-    } catch (const simdjson::simdjson_error& e) {
-      fail(line_no, Kind::kInvalidRecord, e.what());
-    }
-  }
-
-  void finish() {
-    if (pending_error_)
-      out_.skipped.push_back({pending_line_, "truncated last line: " + *pending_error_});
-    if (!have_header_) {
-      throw RunFileError(Kind::kEmpty, out_.path, 0, "empty file, not a recompdiag run file");
-    }
-  }
-
- private:
-  [[noreturn]] void fail(int64_t line, Kind kind, const std::string& why) {
-    throw RunFileError(kind, out_.path, line, why);
-  }
-
   RunFile& out_;
-  simdjson::dom::parser parser_;
-  bool have_header_ = false;
-  std::optional<std::string> pending_error_;
-  int64_t pending_line_ = 0;
 };
 
 }  // namespace
 
-RunFile parse_run_file(const std::string& text, const std::string& name) {
-  RunFile out;
-  out.path = name;
+namespace detail {
+
+void feed_run_text(const std::string& text, RunLineParser& parser) {
   simdjson::padded_string padded(text);
-  RunFileBuilder builder(out);
   const char* p = padded.data();
   const char* end = p + padded.size();
   int64_t line_no = 0;
   while (p < end) {
     const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
     const char* line_end = nl ? nl : end;
-    builder.feed(p, static_cast<size_t>(line_end - p), ++line_no);
+    parser.feed(p, static_cast<size_t>(line_end - p), ++line_no);
     p = nl ? nl + 1 : end;
   }
-  builder.finish();
-  return out;
+  parser.finish();
 }
 
-RunFile read_run_file(const std::string& path) {
-  RunFile out;
-  out.path = path;
+void feed_run_file(const std::string& path, RunLineParser& parser,
+                   const std::function<void(double)>& on_chunk) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     throw RunFileError(Kind::kCannotRead, path, 0,
@@ -363,14 +62,10 @@ RunFile read_run_file(const std::string& path) {
   std::vector<char> buf(kChunk + simdjson::SIMDJSON_PADDING);
   size_t have = 0;
   int64_t line_no = 0;
-  RunFileBuilder builder(out);
   bool eof = false;
-  // After the first chunk, reserve the steps the whole file will hold (estimated from the bytes
-  // per step so far): a million-step run otherwise pays repeated reallocation of every record.
   struct stat st {};
   const double file_bytes = ::fstat(fd, &st) == 0 ? static_cast<double>(st.st_size) : 0.0;
   double consumed = 0.0;
-  bool reserved = false;
   try {
     while (!eof) {
       if (have == buf.size() - simdjson::SIMDJSON_PADDING) {  // one line longer than the buffer
@@ -391,28 +86,51 @@ RunFile read_run_file(const std::string& path) {
         const char* nl = static_cast<const char*>(std::memchr(start, '\n', have - pos));
         if (!nl) {
           if (!eof) break;  // wait for the rest of the line
-          builder.feed(start, have - pos, ++line_no);
+          parser.feed(start, have - pos, ++line_no);
           pos = have;
           break;
         }
-        builder.feed(start, static_cast<size_t>(nl - start), ++line_no);
+        parser.feed(start, static_cast<size_t>(nl - start), ++line_no);
         pos = static_cast<size_t>(nl - buf.data()) + 1;
       }
       std::memmove(buf.data(), buf.data() + pos, have - pos);
       have -= pos;
       consumed += static_cast<double>(pos);
-      if (!reserved && consumed > 0.0 && out.steps.size() >= 64) {
-        reserved = true;
-        const double estimate = static_cast<double>(out.steps.size()) * file_bytes / consumed;
-        out.steps.reserve(static_cast<size_t>(estimate * 1.02) + 16);
-      }
+      if (on_chunk && file_bytes > 0.0) on_chunk(consumed / file_bytes);
     }
   } catch (...) {
     ::close(fd);
     throw;
   }
   ::close(fd);
-  builder.finish();
+  parser.finish();
+}
+
+}  // namespace detail
+
+RunFile parse_run_file(const std::string& text, const std::string& name) {
+  RunFile out;
+  out.path = name;
+  RunFileFiller filler(out);
+  detail::RunLineParser parser(name, filler, out.skipped);
+  detail::feed_run_text(text, parser);
+  return out;
+}
+
+RunFile read_run_file(const std::string& path) {
+  RunFile out;
+  out.path = path;
+  RunFileFiller filler(out);
+  detail::RunLineParser parser(path, filler, out.skipped);
+  // After the first chunk, reserve the steps the whole file will hold (estimated from the bytes
+  // per step so far): a million-step run otherwise pays repeated reallocation of every record.
+  bool reserved = false;
+  detail::feed_run_file(path, parser, [&](double fraction) {
+    if (reserved || out.steps.size() < 64 || fraction <= 0.0) return;
+    reserved = true;
+    out.steps.reserve(static_cast<size_t>(static_cast<double>(out.steps.size()) / fraction * 1.02) +
+                      16);
+  });
   return out;
 }
 

@@ -1,0 +1,50 @@
+#pragma once
+// The line-by-line core of the run-file reader: what each line is, its record, and the rules for
+// blank and broken lines. run_reader.cpp feeds it the lines of a file or of a string.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "recompdiag/core/record.h"
+#include "recompdiag/core/record_sink.h"
+#include "recompdiag/core/run_io.h"
+
+namespace recompdiag::detail {
+
+/// Parses the lines of one run file in order and hands each record to a sink: the header to
+/// `on_run_start`, steps to `on_step` (a reused record: copy what you keep), events, and the
+/// summary to `on_run_end`. Blank lines and a truncated last line go to `skipped`. Step lines take
+/// the fast path (step_line.h) and fall back to simdjson's DOM. Throws RunFileError naming `path`
+/// and the line. Not thread-safe; one per file.
+class RunLineParser {
+ public:
+  RunLineParser(std::string path, RecordSink& sink, std::vector<SkippedLine>& skipped);
+  ~RunLineParser();
+  RunLineParser(const RunLineParser&) = delete;
+  RunLineParser& operator=(const RunLineParser&) = delete;
+
+  /// One line without its newline; `data` must be followed by at least 64 readable bytes
+  /// (simdjson's padding), which the line's own text past `len` may provide.
+  void feed(const char* data, size_t len, int64_t line_no);
+  /// After the last line: records a pending truncated line, and throws when there was no header.
+  void finish();
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+
+/// Feeds the lines of `text` to `parser`, then finishes it.
+void feed_run_text(const std::string& text, RunLineParser& parser);
+
+/// Feeds the lines of the file at `path` to `parser` in large chunks, then finishes it; after each
+/// chunk calls `on_chunk` (when set) with the fraction of the file read so far. Throws
+/// RunFileError (kCannotRead) when the file cannot be opened or read, and what the parser throws.
+void feed_run_file(const std::string& path, RunLineParser& parser,
+                   const std::function<void(double)>& on_chunk = {});
+
+}  // namespace recompdiag::detail
