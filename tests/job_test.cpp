@@ -173,3 +173,15 @@ TEST_CASE("ranks slow alike have no straggler") {
   CHECK(found->straggler == -1);
   CHECK(found->sentence.find("no straggler") != std::string::npos);
 }
+
+TEST_CASE("a job's summary says failed when a rank failed, and none when a rank wrote none") {
+  std::vector<RunFile> ranks;
+  for (int r = 0; r < 3; ++r) ranks.push_back(rank_file(r, 3, "j2"));
+  CHECK(job_run(ranks).summary->status == "completed");
+  ranks[2].summary->status = "interrupted";
+  CHECK(job_run(ranks).summary->status == "interrupted");
+  ranks[1].summary->status = "failed";  // a peer died under it: failed wins
+  CHECK(job_run(ranks).summary->status == "failed");
+  ranks[2].summary.reset();  // the rank that died wrote no summary: the job did not finish
+  CHECK(!job_run(ranks).summary.has_value());
+}

@@ -43,18 +43,28 @@ grep -q "^recompdiag: error: rank 0 of 2: all-reduce of step [0-9]* failed" "$di
 # Within the collective timeout (30 s), with room for a loaded machine: no hang.
 ((took <= 45)) || fail "the surviving rank took ${took}s to fail"
 
-# Every complete line of both files parses; each keeps its completed steps.
+# Every complete line of both files parses; each keeps its completed steps. The surviving rank
+# ends its file with a summary marked failed that counts exactly those steps; the killed one has
+# none.
 python3 - "$dir" <<'PY'
 import json, sys
 d = sys.argv[1]
 for r in (0, 1):
     steps = 0
+    summary = None
     lines = open(f"{d}/job.rank{r}.jsonl").read().split("\n")
     for i, line in enumerate(lines[:-1]):
         rec = json.loads(line)
         steps += rec["type"] == "step"
+        if rec["type"] == "summary":
+            summary = rec
     if steps < 3:
         sys.exit(f"FAIL: rank {r} kept {steps} steps")
-    print(f"rank {r}: {steps} steps kept")
+    if r == 0:
+        if summary is None or summary["status"] != "failed" or summary["steps"] != steps:
+            sys.exit(f"FAIL: rank 0's summary {summary} is not failed after {steps} steps")
+    elif summary is not None:
+        sys.exit("FAIL: the killed rank has a summary")
+    print(f"rank {r}: {steps} steps kept, summary {summary and summary['status']}")
 PY
 echo "killed rank: OK (surviving rank failed ${took}s after the kill)"

@@ -92,7 +92,15 @@ RunFile job_run(const std::vector<RunFile>& ranks) {
 
   bool all_finished = true;
   for (const RunFile& r : ranks) all_finished = all_finished && r.summary.has_value();
-  if (all_finished) out.summary = first.summary;
+  if (all_finished) {
+    out.summary = first.summary;
+    // A job failed or was interrupted when any of its ranks was.
+    for (const char* status : {"interrupted", "failed"}) {
+      for (const RunFile& r : ranks) {
+        if (r.summary->status == status) out.summary->status = status;
+      }
+    }
+  }
   for (const RunFile& r : ranks) {
     for (const SkippedLine& s : r.skipped) {
       out.skipped.push_back({s.line, r.path + ": " + s.why});

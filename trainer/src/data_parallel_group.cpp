@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <random>
 #include <thread>
+#include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
@@ -55,11 +56,30 @@ struct DataParallelGroup::Impl {
   std::string job_id;
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
+  /// This rank's rows over the mean rows per rank (shard()): 1 when the batch divides evenly.
+  double shard_weight = 1.0;
 
   JobError error(const std::string& what) const { return JobError(where + ": " + what); }
 
+  /// Where the ranks meet, for messages: "127.0.0.1:29500" or "file /tmp/x/store".
+  std::string rendezvous() const {
+    const DistributedOptions& o = options;
+    return o.store_file.empty() ? o.master_addr + ":" + std::to_string(o.master_port)
+                                : "file " + o.store_file;
+  }
+
   void connect() {
     const DistributedOptions& o = options;
+    if (!o.store_file.empty()) {
+      // A local job: no server, no port, nothing another process can take first.
+      try {
+        store = c10::make_intrusive<c10d::FileStore>(o.store_file, o.world_size);
+        store->setTimeout(to_ms(o.rendezvous_timeout_s));
+      } catch (const std::exception& e) {
+        throw error("cannot open the rendezvous " + rendezvous() + ": " + first_line(e));
+      }
+      return;
+    }
     c10d::TCPStoreOptions so;
     so.port = static_cast<std::uint16_t>(o.master_port);
     so.isServer = o.rank == 0;
@@ -89,10 +109,10 @@ struct DataParallelGroup::Impl {
       int64_t joined = store->add(kJoinedKey, 1);
       while (joined < o.world_size) {
         if (Clock::now() >= deadline) {
-          throw error("rendezvous at " + o.master_addr + ":" + std::to_string(o.master_port) +
-                      " timed out after " + seconds_text(o.rendezvous_timeout_s) + ": " +
-                      std::to_string(joined) + " of " + std::to_string(o.world_size) +
-                      " ranks joined (" + std::to_string(o.world_size - joined) + " never came)");
+          throw error("rendezvous at " + rendezvous() + " timed out after " +
+                      seconds_text(o.rendezvous_timeout_s) + ": " + std::to_string(joined) +
+                      " of " + std::to_string(o.world_size) + " ranks joined (" +
+                      std::to_string(o.world_size - joined) + " never came)");
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
         joined = store->add(kJoinedKey, 0);
@@ -104,10 +124,13 @@ struct DataParallelGroup::Impl {
     } catch (const JobError&) {
       throw;
     } catch (const std::exception& e) {
+      if (!o.store_file.empty()) {
+        throw error("rendezvous at " + rendezvous() + " failed: " + first_line(e));
+      }
       // The store itself failed: rank 0, its server, left (it timed out or failed first).
-      throw error("rendezvous at " + o.master_addr + ":" + std::to_string(o.master_port) +
-                  " failed: rank 0, which serves the store, left before all " +
-                  std::to_string(o.world_size) + " ranks joined (" + first_line(e) + ")");
+      throw error("rendezvous at " + rendezvous() + " failed: rank 0, which serves the store, " +
+                  "left before all " + std::to_string(o.world_size) + " ranks joined (" +
+                  first_line(e) + ")");
     }
   }
 
@@ -148,8 +171,21 @@ int DataParallelGroup::rank() const { return impl_->options.rank; }
 int DataParallelGroup::world_size() const { return impl_->options.world_size; }
 const std::string& DataParallelGroup::job_id() const { return impl_->job_id; }
 std::string DataParallelGroup::backend() const { return impl_->group->getBackendName(); }
+double DataParallelGroup::shard_weight() const { return impl_->shard_weight; }
 
-CollectiveCost DataParallelGroup::average(const std::vector<at::Tensor>& tensors, int64_t step) {
+void DataParallelGroup::barrier(int64_t step) {
+  Impl& m = *impl_;
+  try {
+    m.group->barrier()->wait();
+  } catch (const std::exception& e) {
+    throw m.error("barrier after step " + std::to_string(step) + " failed (a peer rank died or " +
+                  "stalled beyond the collective timeout of " +
+                  seconds_text(m.options.collective_timeout_s) + "): " + first_line(e));
+  }
+}
+
+CollectiveCost DataParallelGroup::average(const std::vector<at::Tensor>& tensors, int64_t step,
+                                          double weight) {
   Impl& m = *impl_;
   CollectiveCost cost;
   if (tensors.empty()) return cost;
@@ -160,6 +196,7 @@ CollectiveCost DataParallelGroup::average(const std::vector<at::Tensor>& tensors
   for (const torch::Tensor& t : tensors) flat_parts.push_back(t.reshape({-1}));
   std::vector<torch::Tensor> buffer{torch::cat(flat_parts)};
   cost.bytes = buffer[0].numel() * static_cast<int64_t>(buffer[0].element_size());
+  if (weight != 1.0) buffer[0].mul_(weight);
   const auto t0 = Clock::now();
   try {
     m.group->allreduce(buffer)->wait();
@@ -179,13 +216,15 @@ CollectiveCost DataParallelGroup::average(const std::vector<at::Tensor>& tensors
   return cost;
 }
 
-void DataParallelGroup::shard(std::vector<Batch>& batches) const {
+void DataParallelGroup::shard(std::vector<Batch>& batches) {
   const int64_t n = impl_->options.world_size;
   const int64_t r = impl_->options.rank;
   for (Batch& b : batches) {
     const int64_t rows = b.x.size(0);
     const int64_t begin = rows * r / n;
     const int64_t end = rows * (r + 1) / n;
+    // The batch's loss is the mean over its rows: a rank's share of it is its rows over all.
+    impl_->shard_weight = static_cast<double>((end - begin) * n) / static_cast<double>(rows);
     for (torch::Tensor* t : {&b.x, &b.y_cat, &b.y_bin, &b.sample_weight}) {
       *t = t->narrow(0, begin, end - begin).contiguous();
     }
@@ -204,7 +243,9 @@ CollectiveCost DataParallelGroup::average_step(const std::vector<at::Tensor>& pa
   torch::Tensor loss_values =
       torch::stack({losses.loss.detach(), losses.cat_loss.detach(), losses.bin_loss.detach()});
   parts.push_back(loss_values);
-  const CollectiveCost cost = average(parts, step);
+  // Uneven shards (batch size not a multiple of the world size): each rank's mean loss and
+  // gradient count in proportion to its rows, so the job's are exactly the whole batch's.
+  const CollectiveCost cost = average(parts, step, impl_->shard_weight);
   losses.loss = loss_values[0];
   losses.cat_loss = loss_values[1];
   losses.bin_loss = loss_values[2];

@@ -91,7 +91,8 @@ std::optional<DistributedOptions> distributed_from_environment(
   const char* world = getenv("WORLD_SIZE");
   const char* addr = getenv("MASTER_ADDR");
   const char* port = getenv("MASTER_PORT");
-  if (!rank && !world && !addr && !port) return std::nullopt;
+  const char* file = getenv(kRendezvousFileVar);
+  if (!rank && !world && !addr && !port && !file) return std::nullopt;
   if (!rank || !world) {
     throw InputError(std::string("a launcher's environment needs RANK and WORLD_SIZE; ") +
                      (rank ? "WORLD_SIZE" : "RANK") + " is not set");
@@ -113,6 +114,10 @@ std::optional<DistributedOptions> distributed_from_environment(
     o.master_addr = addr;
   }
   if (port) o.master_port = number("MASTER_PORT", port, 1, 65535);
+  if (file) {
+    if (*file == '\0') throw InputError(std::string(kRendezvousFileVar) + " is empty");
+    o.store_file = file;
+  }
   return o;
 }
 

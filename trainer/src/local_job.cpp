@@ -1,45 +1,27 @@
 #include "recompdiag/trainer/local_job.h"
 
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <stdexcept>
 
 #include "detail/forward_signals.h"
+#include "detail/rank_processes.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/trainer/distributed.h"
+#include "recompdiag/trainer/exit_codes.h"
 
 namespace recompdiag::trainer {
 
 namespace {
-
-/// A port the kernel says is free now on loopback. Another process may take it before rank 0
-/// binds it; rank 0 then fails to serve the store and says so.
-int pick_free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw std::runtime_error(std::string("socket failed: ") + std::strerror(errno));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    ::close(fd);
-    throw std::runtime_error(std::string("no free port on loopback: ") + std::strerror(errno));
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 /// Forks and execs one rank. Everything the child needs is prepared before the fork: between fork
 /// and exec it calls only async-signal-safe functions.
@@ -84,11 +66,14 @@ void LocalJobOptions::validate() const {
 
 int run_local_job(const LocalJobOptions& options) {
   options.validate();
-  const int port = options.master_port != 0 ? options.master_port : pick_free_port();
+  // Without a port of its own the job meets in a FileStore: nothing to lose to another process.
+  std::unique_ptr<detail::LocalRendezvous> rendezvous;
+  if (options.master_port == 0) rendezvous = std::make_unique<detail::LocalRendezvous>();
   // The environment of this process, less what a launcher sets, then the launcher's variables.
   static const char* const kLauncherVars[] = {
-      "RANK",        "WORLD_SIZE",       "LOCAL_RANK", "MASTER_ADDR",
-      "MASTER_PORT", "LOCAL_WORLD_SIZE", "GROUP_RANK", "TORCHELASTIC_RUN_ID"};
+      "RANK",        "WORLD_SIZE",          "LOCAL_RANK",
+      "MASTER_ADDR", "MASTER_PORT",         "LOCAL_WORLD_SIZE",
+      "GROUP_RANK",  "TORCHELASTIC_RUN_ID", kRendezvousFileVar};
   std::vector<std::string> base_env;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string entry = *e;
@@ -98,7 +83,7 @@ int run_local_job(const LocalJobOptions& options) {
     if (!launcher) base_env.push_back(entry);
   }
   detail::ForwardSignals forward;
-  std::map<pid_t, int> rank_of;
+  std::vector<detail::RankProcess> ranks;
   for (int rank = 0; rank < options.world_size; ++rank) {
     std::vector<std::string> env = base_env;
     env.push_back("RANK=" + std::to_string(rank));
@@ -106,34 +91,75 @@ int run_local_job(const LocalJobOptions& options) {
     env.push_back("WORLD_SIZE=" + std::to_string(options.world_size));
     env.push_back("LOCAL_WORLD_SIZE=" + std::to_string(options.world_size));
     env.push_back("MASTER_ADDR=" + options.master_addr);
-    env.push_back("MASTER_PORT=" + std::to_string(port));
-    rank_of[start_rank(env, options.argv, forward)] = rank;
+    if (rendezvous) {
+      env.push_back(std::string(kRendezvousFileVar) + "=" + rendezvous->store_file());
+    } else {
+      env.push_back("MASTER_PORT=" + std::to_string(options.master_port));
+    }
+    ranks.push_back({start_rank(env, options.argv, forward), 0, rank, options.world_size, ""});
   }
-  int code = 0;
-  while (!rank_of.empty()) {
+  return detail::wait_for_ranks(ranks, 1, forward).front();
+}
+
+namespace detail {
+
+LocalRendezvous::LocalRendezvous() {
+  std::error_code ec;
+  std::string pattern =
+      (std::filesystem::temp_directory_path(ec) / "recompdiag-rendezvous-XXXXXX").string();
+  if (ec) pattern = "/tmp/recompdiag-rendezvous-XXXXXX";
+  std::vector<char> buf(pattern.begin(), pattern.end());
+  buf.push_back('\0');
+  if (::mkdtemp(buf.data()) == nullptr) {
+    throw std::runtime_error("cannot create a rendezvous directory " + pattern + ": " +
+                             std::strerror(errno));
+  }
+  dir_ = buf.data();
+  file_ = dir_ + "/store";
+}
+
+LocalRendezvous::~LocalRendezvous() {
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);  // best effort: a leftover temp dir harms nothing
+}
+
+std::vector<int> wait_for_ranks(const std::vector<RankProcess>& processes, int jobs,
+                                ForwardSignals& forward) {
+  std::vector<int> codes(static_cast<size_t>(jobs), 0);
+  std::vector<bool> crashed(static_cast<size_t>(jobs), false);
+  std::map<pid_t, const RankProcess*> running;
+  for (const RankProcess& p : processes) running[p.pid] = &p;
+  while (!running.empty()) {
     int status = 0;
     const pid_t pid = ::waitpid(-1, &status, 0);
     if (pid < 0) {
       if (errno == EINTR) continue;
       break;  // ECHILD: nothing left to wait for
     }
-    auto it = rank_of.find(pid);
-    if (it == rank_of.end()) continue;
-    const int rank = it->second;
-    rank_of.erase(it);
+    auto it = running.find(pid);
+    if (it == running.end()) continue;
+    const RankProcess& p = *it->second;
+    running.erase(it);
     forward.remove(pid);
-    int rank_code = 0;
-    if (WIFEXITED(status)) {
-      rank_code = WEXITSTATUS(status);
-    } else if (WIFSIGNALED(status)) {
-      std::fprintf(stderr, "recompdiag: error: rank %d of %d was killed by signal %d (%s)\n", rank,
-                   options.world_size, WTERMSIG(status), ::strsignal(WTERMSIG(status)));
-      rank_code = 1;
+    const int code = exit_code_of_wait_status(status);
+    if (WIFSIGNALED(status)) {
+      std::fprintf(stderr, "recompdiag: %s%s%srank %d of %d was killed by signal %d (%s)\n",
+                   code == kExitInternal ? "internal error: " : "error: ", p.label.c_str(),
+                   p.label.empty() ? "" : ": ", p.rank, p.world_size, WTERMSIG(status),
+                   ::strsignal(WTERMSIG(status)));
     }
-    if (code == 0) code = rank_code;
+    const size_t job = static_cast<size_t>(p.job);
+    if (codes[job] == 0) codes[job] = code;
+    // A crash is what the job is remembered by, whatever failed before it.
+    if (code == kExitInternal && !crashed[job]) {
+      crashed[job] = true;
+      codes[job] = code;
+    }
   }
-  return code;
+  return codes;
 }
+
+}  // namespace detail
 
 std::vector<std::string> this_command_line() {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);

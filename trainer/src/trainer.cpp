@@ -159,7 +159,7 @@ TwoPhaseTrainer::TwoPhaseTrainer(TrainConfig config) : impl_(std::make_unique<Im
     m.header.world_size = m.group->world_size();
     m.header.job_id = m.group->job_id();
     m.on_gradients_ready = [&m, step = int64_t{0}](const std::vector<torch::Tensor>& params,
-                                                  StepLosses& losses) mutable {
+                                                   StepLosses& losses) mutable {
       const trainer::detail::CollectiveCost cost = m.group->average_step(params, losses, step++);
       if (m.monitor && m.monitor->comm()) {
         m.monitor->comm()->record_collective(cost.bytes, cost.wait_ms);
@@ -198,7 +198,11 @@ TrainResult TwoPhaseTrainer::run() {
   auto wait_turn = [&] {
     if (!m.epoch_barrier) return;
     const auto wait_start = Clock::now();
+    // A data-parallel job takes its turn as one: every rank has finished the epoch before any
+    // waits, and none starts the next before the turn has come (to rank 0, which holds it).
+    if (m.group) m.group->barrier(global_step);
     m.epoch_barrier();
+    if (m.group) m.group->barrier(global_step);
     barrier_wait += Clock::now() - wait_start;
   };
   StepRecord rec;
@@ -206,70 +210,78 @@ TrainResult TwoPhaseTrainer::run() {
 
   // Checked between steps: a stop lets the step in flight finish and be recorded.
   auto stopping = [&] { return m.stop_requested.load(std::memory_order_relaxed); };
-  for (size_t pi = 0; pi < c.phases.size() && !stopping(); ++pi) {
-    const PhaseConfig& phase = c.phases[pi];
-    const int phase_no = static_cast<int>(pi + 1);
-    wait_turn();  // a phase's setup (the switch: compile, rebuild) belongs to its first epoch
-    m.emit({EventKind::kPhaseStart,
-            global_step,
-            phase_no,
-            "phase " + std::to_string(phase_no) + ": " + std::to_string(phase.epochs) +
-                " epochs, loss weights " + format_weights(phase.loss_weights) + ", lr " +
-                format_lr(phase.lr),
-            {{"phase", phase_no},
-             {"epochs", phase.epochs},
-             {"loss_weights", phase.loss_weights},
-             {"lr", phase.lr}}});
-    if (pi == 0) {
-      if (c.mode == TrainMode::kMutable) {
-        m.loss_weights = torch::tensor(phase.loss_weights, torch::kFloat).to(m.device);
+  // A data-parallel rank whose job failed around it (a peer died, a collective timed out) still
+  // ends its file with a summary, marked failed, of the steps it completed; then it fails.
+  std::exception_ptr job_failure;
+  try {
+    for (size_t pi = 0; pi < c.phases.size() && !stopping(); ++pi) {
+      const PhaseConfig& phase = c.phases[pi];
+      const int phase_no = static_cast<int>(pi + 1);
+      wait_turn();  // a phase's setup (the switch: compile, rebuild) belongs to its first epoch
+      m.emit({EventKind::kPhaseStart,
+              global_step,
+              phase_no,
+              "phase " + std::to_string(phase_no) + ": " + std::to_string(phase.epochs) +
+                  " epochs, loss weights " + format_weights(phase.loss_weights) + ", lr " +
+                  format_lr(phase.lr),
+              {{"phase", phase_no},
+               {"epochs", phase.epochs},
+               {"loss_weights", phase.loss_weights},
+               {"lr", phase.lr}}});
+      if (pi == 0) {
+        if (c.mode == TrainMode::kMutable) {
+          m.loss_weights = torch::tensor(phase.loss_weights, torch::kFloat).to(m.device);
+        }
+        m.compile(phase.loss_weights, global_step, phase_no, "initial");
+      } else {
+        m.switch_phase(pi, global_step);
       }
-      m.compile(phase.loss_weights, global_step, phase_no, "initial");
-    } else {
-      m.switch_phase(pi, global_step);
-    }
-    // A new fit() call in Keras starts its callbacks afresh.
-    plateau.reset();
-    const torch::Tensor* weights_arg = c.mode == TrainMode::kMutable ? &m.loss_weights : nullptr;
-    rec.loss_weights = phase.loss_weights;
-    int64_t step_in_phase = 0;
+      // A new fit() call in Keras starts its callbacks afresh.
+      plateau.reset();
+      const torch::Tensor* weights_arg = c.mode == TrainMode::kMutable ? &m.loss_weights : nullptr;
+      rec.loss_weights = phase.loss_weights;
+      int64_t step_in_phase = 0;
 
-    for (int epoch = 0; epoch < phase.epochs && !stopping(); ++epoch) {
-      if (epoch > 0) {
-        wait_turn();
-        m.start_epoch(phase, global_step, phase_no, epoch);
+      for (int epoch = 0; epoch < phase.epochs && !stopping(); ++epoch) {
+        if (epoch > 0) {
+          wait_turn();
+          m.start_epoch(phase, global_step, phase_no, epoch);
+        }
+        double epoch_loss = 0, epoch_cat = 0, epoch_bin = 0, epoch_ms = 0;
+        for (int b = 0; b < c.steps_per_epoch && !stopping(); ++b) {
+          m.record_step({global_step, phase_no, epoch, step_in_phase}, static_cast<size_t>(b),
+                        weights_arg, m.monitor.get(), m.sinks, rec);
+          alerts += static_cast<int64_t>(rec.alerts.size());
+          epoch_loss += rec.loss;
+          epoch_cat += rec.head_losses[0];
+          epoch_bin += rec.head_losses[1];
+          epoch_ms += rec.wall_ms;
+          ++global_step;
+          ++step_in_phase;
+        }
+        if (stopping()) break;  // a partial epoch: no progress line, no plateau decision
+        const double n = c.steps_per_epoch;
+        const double lr = current_lr(*m.adam);
+        if (m.progress) {
+          m.progress->on_epoch_end({to_string(c.mode), phase_no, epoch, phase.epochs, global_step,
+                                    epoch_loss / n, epoch_cat / n, epoch_bin / n, lr,
+                                    epoch_ms / n});
+        }
+        if (auto new_lr = plateau.on_epoch_end(epoch_loss / n, lr)) {
+          m.change_lr(*new_lr);
+          m.emit({EventKind::kLrChange,
+                  global_step,
+                  phase_no,
+                  "ReduceLROnPlateau: epoch loss did not improve for " +
+                      std::to_string(c.plateau.patience) + " epochs; lr " + format_lr(lr) + " -> " +
+                      format_lr(*new_lr),
+                  {{"from", lr}, {"to", *new_lr}, {"cause", "plateau"}}});
+        }
       }
-      double epoch_loss = 0, epoch_cat = 0, epoch_bin = 0, epoch_ms = 0;
-      for (int b = 0; b < c.steps_per_epoch && !stopping(); ++b) {
-        m.record_step({global_step, phase_no, epoch, step_in_phase}, static_cast<size_t>(b),
-                      weights_arg, m.monitor.get(), m.sinks, rec);
-        alerts += static_cast<int64_t>(rec.alerts.size());
-        epoch_loss += rec.loss;
-        epoch_cat += rec.head_losses[0];
-        epoch_bin += rec.head_losses[1];
-        epoch_ms += rec.wall_ms;
-        ++global_step;
-        ++step_in_phase;
-      }
-      if (stopping()) break;  // a partial epoch: no progress line, no plateau decision
-      const double n = c.steps_per_epoch;
-      const double lr = current_lr(*m.adam);
-      if (m.progress) {
-        m.progress->on_epoch_end({to_string(c.mode), phase_no, epoch, phase.epochs, global_step,
-                                  epoch_loss / n, epoch_cat / n, epoch_bin / n, lr, epoch_ms / n});
-      }
-      if (auto new_lr = plateau.on_epoch_end(epoch_loss / n, lr)) {
-        m.change_lr(*new_lr);
-        m.emit({EventKind::kLrChange,
-                global_step,
-                phase_no,
-                "ReduceLROnPlateau: epoch loss did not improve for " +
-                    std::to_string(c.plateau.patience) + " epochs; lr " + format_lr(lr) + " -> " +
-                    format_lr(*new_lr),
-                {{"from", lr}, {"to", *new_lr}, {"cause", "plateau"}}});
-      }
+      result.adam_step_at_phase_end.push_back(adam_step_of(*m.adam, m.params.front()));
     }
-    result.adam_step_at_phase_end.push_back(adam_step_of(*m.adam, m.params.front()));
+  } catch (const JobError&) {
+    job_failure = std::current_exception();
   }
 
   for (const torch::Tensor& p : m.params) {
@@ -286,7 +298,9 @@ TrainResult TwoPhaseTrainer::run() {
   sum.final_loss = rec.loss;
   sum.final_head_losses = rec.head_losses;
   if (stopping()) sum.status = "interrupted";
+  if (job_failure) sum.status = "failed";
   for (RecordSink* s : m.sinks) s->on_run_end(sum);
+  if (job_failure) std::rethrow_exception(job_failure);
 
   result.compiles = m.compiles;
   return result;

@@ -42,18 +42,27 @@ class DataParallelGroup {
   /// The backend's name ("gloo").
   std::string backend() const;
 
-  /// Replaces every tensor by its mean over the ranks: one coalesced all-reduce of float32
-  /// tensors (all on the same device), then a division by the world size. `step` names the step
-  /// in errors. Throws JobError when the collective fails or exceeds the collective timeout (a
-  /// peer died or stalled).
-  CollectiveCost average(const std::vector<at::Tensor>& tensors, int64_t step);
+  /// Replaces every tensor by its mean over the ranks, each rank's tensors multiplied by its
+  /// `weight` first: one coalesced all-reduce of float32 tensors (all on the same device), then a
+  /// division by the world size. `step` names the step in errors. Throws JobError when the
+  /// collective fails or exceeds the collective timeout (a peer died or stalled).
+  CollectiveCost average(const std::vector<at::Tensor>& tensors, int64_t step, double weight = 1.0);
 
   /// Keeps this rank's shard of every batch: rows [r*B/N, (r+1)*B/N) of each of its tensors, so
-  /// that the job together trains on exactly the batches a single process would.
-  void shard(std::vector<Batch>& batches) const;
+  /// that the job together trains on exactly the batches a single process would. Sets
+  /// shard_weight().
+  void shard(std::vector<Batch>& batches);
+
+  /// This rank's rows per batch over B/N (1 until shard(), and when N divides B): the weight of
+  /// its mean loss and gradient in average_step(), so uneven shards average to the whole batch's.
+  double shard_weight() const;
+
+  /// Waits until every rank has called it (a Gloo barrier). `step` names the last step in errors.
+  /// Throws JobError as average() does.
+  void barrier(int64_t step);
 
   /// After backward, before clipping: averages the parameters' gradients and the step's three
-  /// losses over the ranks, in one collective. Every rank then clips and steps with the same
+  /// losses over the ranks, weighted by shard_weight(), in one collective. Every rank then clips and steps with the same
   /// gradients (identical parameters) and records the job's loss. A parameter without a gradient
   /// contributes zeros, so every rank's buffer has the same layout.
   CollectiveCost average_step(const std::vector<at::Tensor>& params, StepLosses& losses,

@@ -30,7 +30,8 @@ bool is_rank_file(const RunFile& run);
 ///   mean loss);
 /// - events: rank 0's, and other ranks' events that rank 0 has not (same kind, step and reason),
 ///   with "rank K: " before their reason and `detail.rank` set;
-/// - summary: rank 0's when every rank finished, else none.
+/// - summary: rank 0's when every rank wrote one, else none; its status is "failed" when a
+///   rank's is, else "interrupted" when a rank's is.
 /// `ranks` must be one complete job ordered by rank (group_rank_files() checks that).
 RunFile job_run(const std::vector<RunFile>& ranks);
 

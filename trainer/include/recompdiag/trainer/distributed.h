@@ -27,6 +27,11 @@ struct DistributedOptions {
   /// The rendezvous store's host (rank 0 serves it): an IPv4 or IPv6 address or a host name.
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;  ///< The rendezvous store's TCP port, in [1, 65535].
+  /// When set, the ranks meet through a c10d FileStore at this path instead of rank 0's TCPStore
+  /// at master_addr:master_port (which are then unused): what local jobs do, so that no port is
+  /// picked and then lost to another process before rank 0 binds it. The file must be fresh
+  /// (left from no earlier job) and on a filesystem every rank sees.
+  std::string store_file;
   /// How long a rank waits for every other rank to join before it fails, in seconds.
   double rendezvous_timeout_s = 60.0;
   /// How long a rank waits in one collective before it fails (a peer died or stalled), seconds.
@@ -38,11 +43,15 @@ struct DistributedOptions {
   bool loopback() const;
 };
 
+/// The launcher's variable that names a FileStore for the rendezvous (DistributedOptions::
+/// store_file); local jobs set it, torchrun does not.
+inline constexpr char kRendezvousFileVar[] = "RECOMPDIAG_RENDEZVOUS_FILE";
+
 /// Reads a launcher's environment (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, as torchrun sets
-/// them) through `getenv`. nullopt when none of the four is set: not a rank of a launched job.
-/// Throws InputError when some are set but not all (RANK and WORLD_SIZE are required;
-/// MASTER_ADDR defaults to 127.0.0.1 and MASTER_PORT to 29500), or when a value is malformed or
-/// out of range. The timeouts are left at their defaults.
+/// them, and kRendezvousFileVar) through `getenv`. nullopt when none is set: not a rank of a
+/// launched job. Throws InputError when some are set but not all (RANK and WORLD_SIZE are
+/// required; MASTER_ADDR defaults to 127.0.0.1 and MASTER_PORT to 29500), or when a value is
+/// malformed or out of range. The timeouts are left at their defaults.
 std::optional<DistributedOptions> distributed_from_environment(
     const std::function<const char*(const char*)>& getenv);
 

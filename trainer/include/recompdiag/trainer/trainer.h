@@ -47,7 +47,9 @@ class TwoPhaseTrainer {
   /// Called before every epoch (before a phase's setup for its first epoch), outside step timing;
   /// the time spent in it is left out of the summary's elapsed time. `recompdiag ab` uses it to
   /// make two runs take turns epoch by epoch, so that a machine getting faster or slower affects
-  /// both alike.
+  /// both alike. In a data-parallel run set it on every rank or on none (a rank with nothing to
+  /// wait for passes an empty function): the ranks meet in a Gloo barrier before and after it, so
+  /// the job takes its turn as one.
   void set_epoch_barrier(std::function<void()> barrier);
 
   /// The header the run will write: mode, devices, versions, config, probe availability.

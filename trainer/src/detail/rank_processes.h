@@ -1,0 +1,54 @@
+#pragma once
+// What `train --world-size N` and `ab --world-size N` share: a fresh FileStore for each local
+// job's rendezvous, and the wait for a job's rank processes. Torch-free (the launchers must not
+// touch LibTorch before they fork).
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "detail/forward_signals.h"
+
+namespace recompdiag::trainer::detail {
+
+/// A fresh directory under the temporary directory holding the FileStore of one local job;
+/// removed with its contents on destruction. A store in a directory of its own cannot be taken by
+/// another process between its choice and its use, as a free TCP port can. Neither copyable nor
+/// movable.
+class LocalRendezvous {
+ public:
+  /// Creates the directory. Throws std::runtime_error when it cannot.
+  LocalRendezvous();
+  ~LocalRendezvous();
+  LocalRendezvous(const LocalRendezvous&) = delete;
+  LocalRendezvous& operator=(const LocalRendezvous&) = delete;
+
+  /// The store's path (the file does not exist yet: the first rank creates it).
+  const std::string& store_file() const { return file_; }
+
+ private:
+  std::string dir_;
+  std::string file_;
+};
+
+/// One started rank process of a local job.
+struct RankProcess {
+  pid_t pid = -1;
+  int job = 0;         ///< Which job it belongs to: an index into wait_for_ranks()'s result.
+  int rank = 0;        ///< Its rank in the job.
+  int world_size = 1;  ///< The job's world size.
+  /// The job's name in messages: "" for `train`, the side's ("mutable run 2") for `ab`.
+  std::string label;
+};
+
+/// Waits for every process (as they end, in any order) and unregisters each from `forward`.
+/// Returns one exit code per job (`jobs` of them): 0 when all its ranks exited 0; 3 when one
+/// crashed (a signal other than SIGKILL, SIGINT, SIGTERM); else the code of its first rank to
+/// fail (exit_code_of_wait_status: 1 for SIGKILL, 128 + N for SIGINT and SIGTERM). A rank killed
+/// by a signal gets one line on stderr naming it. Processes that are not children of this one
+/// are skipped.
+std::vector<int> wait_for_ranks(const std::vector<RankProcess>& processes, int jobs,
+                                ForwardSignals& forward);
+
+}  // namespace recompdiag::trainer::detail
