@@ -75,6 +75,7 @@ TEST_CASE("compare: a time regression names B's signal; a training regression jo
   Comparison c = compare_runs(a, b, o);
   REQUIRE(c.verdict == Verdict::kRegression);
   CHECK(c.summary.find("B: ") == std::string::npos);  // nothing in B's probes explains it
+  CHECK(c.summary.find("no probe signal differs") != std::string::npos);
   CHECK(c.convergence.verdict == ConvergenceVerdict::kNoChange);
   for (StepRecord& s : b.steps) {
     if (s.phase != 2) continue;
@@ -84,7 +85,10 @@ TEST_CASE("compare: a time regression names B's signal; a training regression jo
   }
   c = compare_runs(a, b, o);
   REQUIRE(c.verdict == Verdict::kRegression);
-  CHECK(c.summary.find("; B: ") != std::string::npos);
+  // The verdict line names the signal first: "regression: phase 2 regressed 30% in steady
+  // state: B: ... extra host syncs ...".
+  CHECK(c.summary.rfind("regression: phase 2 regressed ", 0) == 0);
+  CHECK(c.summary.find("in steady state: B: ") != std::string::npos);
   CHECK(c.summary.find("extra host syncs") != std::string::npos);
   CHECK(c.convergence.verdict == ConvergenceVerdict::kRegression);
   CHECK(c.summary.find("training quality: regression") != std::string::npos);

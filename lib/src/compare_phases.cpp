@@ -47,6 +47,67 @@ double geometric_mean(const std::vector<double>& v) {
 
 std::string format_p(double p) { return p < 0.001 ? "p < 0.001" : format_number("p = %.3f", p); }
 
+// Every step of one phase of a run, in step order.
+std::vector<double> phase_series(const RunFile& run, int phase) {
+  std::vector<double> out;
+  for (const StepRecord& s : run.steps) {
+    if (s.phase == phase) out.push_back(s.wall_ms);
+  }
+  return out;
+}
+
+// B / A of one run's whole-phase mean step time, with its noise from the spread of the epochs'
+// means (an epoch is the block: a cost that recurs per epoch shows in every block, a one-off
+// spike in one block only) and the assumed run-to-run spread of both runs.
+stats::RatioTest whole_phase_blocks_test(const std::vector<double>& a, const std::vector<double>& b,
+                                         int64_t block_steps, double run_noise,
+                                         const stats::RatioTestOptions& rto) {
+  struct Blocks {
+    double mean = 0.0;          // of every step
+    double rel_var_mean = 0.0;  // variance of the mean over the blocks, relative to mean^2
+    int64_t n = 0;              // blocks
+  };
+  auto blocks = [block_steps](const std::vector<double>& v) {
+    Blocks out;
+    std::vector<double> means;
+    double total = 0.0;
+    for (size_t i = 0; i < v.size(); i += static_cast<size_t>(block_steps)) {
+      const size_t end = std::min(v.size(), i + static_cast<size_t>(block_steps));
+      double sum = 0.0;
+      for (size_t j = i; j < end; ++j) sum += v[j];
+      means.push_back(sum / static_cast<double>(end - i));
+      total += sum;
+    }
+    out.n = static_cast<int64_t>(means.size());
+    out.mean = total / static_cast<double>(v.size());
+    if (out.n >= 2) {
+      const stats::MeanVariance mv = stats::mean_variance(means);
+      out.rel_var_mean = mv.variance / static_cast<double>(out.n) / (out.mean * out.mean);
+    }
+    return out;
+  };
+  const Blocks ba = blocks(a);
+  const Blocks bb = blocks(b);
+  const double log_ratio = std::log(bb.mean / ba.mean);
+  stats::RatioTest t;
+  if (ba.n < 3 || bb.n < 3) {
+    // Too few epochs to say anything about the noise: nothing is proven.
+    t = stats::ratio_test_from_log(log_ratio, std::numeric_limits<double>::infinity(), 1.0, rto);
+  } else {
+    const double va = ba.rel_var_mean;
+    const double vb = bb.rel_var_mean;
+    const double df = va + vb > 0.0 ? (va + vb) * (va + vb) /
+                                          (va * va / static_cast<double>(ba.n - 1) +
+                                           vb * vb / static_cast<double>(bb.n - 1))
+                                    : static_cast<double>(ba.n + bb.n - 2);
+    t = stats::ratio_test_from_log(log_ratio, std::sqrt(va + vb + 2.0 * run_noise * run_noise),
+                                   df, rto);
+  }
+  t.n_a = ba.n;
+  t.n_b = bb.n;
+  return t;
+}
+
 }  // namespace
 
 std::string format_number(const char* format, double value) {
@@ -132,6 +193,21 @@ PhaseComparison compare_phase_timing(int phase, const SideRuns& a, const SideRun
       pc.test.n_b = n_b;
     }
   }
+  if (pc.unit == ReplicationUnit::kRuns) {
+    std::vector<double> wa, wb;
+    for (size_t i = 0; i < a.analyses.size(); ++i) wa.push_back(phase_of(a, i).all.mean_ms);
+    for (size_t i = 0; i < b.analyses.size(); ++i) wb.push_back(phase_of(b, i).all.mean_ms);
+    pc.whole_mean_a_ms = geometric_mean(wa);
+    pc.whole_mean_b_ms = geometric_mean(wb);
+    pc.whole_test = stats::run_ratio_test(wa, wb, rto);
+  } else {
+    pc.whole_mean_a_ms = fa.all.mean_ms;
+    pc.whole_mean_b_ms = fb.all.mean_ms;
+    pc.whole_test = whole_phase_blocks_test(
+        phase_series(*a.files[0], phase), phase_series(*b.files[0], phase),
+        std::max({epoch_steps(a.files[0]->header), pc.block_steps_a, pc.block_steps_b}), o.run_noise,
+        rto);
+  }
   pc.ratio.ratio = pc.test.ratio;
   pc.ratio.low = pc.test.low;
   pc.ratio.high = pc.test.high;
@@ -141,11 +217,13 @@ PhaseComparison compare_phase_timing(int phase, const SideRuns& a, const SideRun
 }
 
 void judge_phases(std::vector<PhaseComparison>& phases, const CompareOptions& o) {
+  // One family: the steady and the whole-phase test of every phase.
   std::vector<double> p, tost;
   for (const PhaseComparison& pc : phases) {
     p.push_back(pc.test.p);
     tost.push_back(pc.test.tost_p);
   }
+  for (const PhaseComparison& pc : phases) p.push_back(pc.whole_test.p);
   const std::vector<double> p_holm = stats::holm_adjust(p);
   const std::vector<double> tost_holm = stats::holm_adjust(tost);
   const stats::RatioTestOptions rto = o.ratio_test();
@@ -154,6 +232,7 @@ void judge_phases(std::vector<PhaseComparison>& phases, const CompareOptions& o)
   for (size_t i = 0; i < phases.size(); ++i) {
     PhaseComparison& pc = phases[i];
     pc.p_holm = p_holm[i];
+    pc.whole_p_holm = p_holm[phases.size() + i];
     pc.tost_p_holm = tost_holm[i];
     const double r = pc.test.ratio;
     const std::string unit = pc.unit == ReplicationUnit::kRuns
@@ -168,12 +247,36 @@ void judge_phases(std::vector<PhaseComparison>& phases, const CompareOptions& o)
         format_number("-%.3f, ", pc.test.high) + format_p(pc.p_holm) + " Holm; " + unit +
         "; detectable " + format_number("%.1f%%", pc.test.mde * 100.0) + ")";
     const bool significant = pc.p_holm < o.alpha;
+    const double w = pc.whole_test.ratio;
+    const bool whole_significant = pc.whole_p_holm < o.alpha;
+    const std::string whole_unit =
+        pc.unit == ReplicationUnit::kRuns
+            ? unit
+            : std::to_string(pc.whole_test.n_a) + " vs " + std::to_string(pc.whole_test.n_b) +
+                  " epochs";
+    const std::string whole_figures =
+        "every step of the phase, warm-up and compiles included: mean " +
+        format_number("%.3g ms", pc.whole_mean_a_ms) + " -> " +
+        format_number("%.3g ms", pc.whole_mean_b_ms) + format_number(", B/A %.3f", w) + " (" +
+        level + format_number(" CI %.3f", pc.whole_test.low) +
+        format_number("-%.3f, ", pc.whole_test.high) + format_p(pc.whole_p_holm) + " Holm; " +
+        whole_unit + ")";
     if (r > 1.0 + o.threshold && significant) {
       pc.verdict = Verdict::kRegression;
       pc.reason = "slower beyond the " + threshold + " threshold: " + figures;
+    } else if (w > 1.0 + o.threshold && whole_significant) {
+      pc.verdict = Verdict::kRegression;
+      pc.whole_decides = true;
+      pc.reason = "slower beyond the " + threshold + " threshold over " + whole_figures +
+                  "; steady state alone: " + figures;
     } else if (r < 1.0 - o.threshold && significant) {
       pc.verdict = Verdict::kImprovement;
       pc.reason = "faster beyond the " + threshold + " threshold: " + figures;
+    } else if (w < 1.0 - o.threshold && whole_significant) {
+      pc.verdict = Verdict::kImprovement;
+      pc.whole_decides = true;
+      pc.reason = "faster beyond the " + threshold + " threshold over " + whole_figures +
+                  "; steady state alone: " + figures;
     } else if (pc.tost_p_holm < o.alpha) {
       pc.verdict = Verdict::kNoChange;
       pc.equivalent = true;

@@ -239,6 +239,18 @@ json report_json(const Comparison& c) {
                              {"equivalent", p.equivalent},
                              {"mde", num(p.test.mde)},
                              {"runs_needed", p.runs_needed}};
+    // Every step of the phase, warm-up and compiles included.
+    phases.back()["whole"] = {{"mean_a_ms", num(p.whole_mean_a_ms)},
+                              {"mean_b_ms", num(p.whole_mean_b_ms)},
+                              {"ratio", num(p.whole_test.ratio)},
+                              {"low", num(p.whole_test.low)},
+                              {"high", num(p.whole_test.high)},
+                              {"n_a", p.whole_test.n_a},
+                              {"n_b", p.whole_test.n_b},
+                              {"se_log", num(p.whole_test.se_log)},
+                              {"p", num(p.whole_test.p)},
+                              {"p_holm", num(p.whole_p_holm)},
+                              {"decides", p.whole_decides}};
   }
   json counts = json::array();
   for (const auto& cc : c.count_changes) {

@@ -78,15 +78,17 @@ void MarkdownRenderer::render(const Comparison& c, std::ostream& out) const {
 
   out << "| Phase | A median ms | B median ms | B/A | "
       << detail::printf_string("%g%% CI", c.options.bootstrap.confidence * 100.0)
-      << " | p (Holm) | detectable | A p95 ms | B p95 ms | Verdict |\n";
-  out << "|---|---:|---:|---:|---|---:|---:|---:|---:|---|\n";
+      << " | p (Holm) | detectable | A p95 ms | B p95 ms | all steps B/A | p (Holm) | Verdict |\n";
+  out << "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|\n";
   for (const auto& p : c.phases) {
     out << "| " << p.phase << " | " << detail::ms(p.median_a_ms) << " | "
         << detail::ms(p.median_b_ms) << " | " << detail::ratio(p.ratio.ratio) << " ("
         << detail::change(p.ratio.ratio) << ") | " << detail::ratio(p.ratio.low) << "-"
         << detail::ratio(p.ratio.high) << " | " << detail::p_value(p.p_holm) << " | "
         << detail::printf_string("%.1f%%", p.test.mde * 100.0) << " | " << detail::ms(p.p95_a_ms)
-        << " | " << detail::ms(p.p95_b_ms) << " | " << detail::verdict_words(to_string(p.verdict))
+        << " | " << detail::ms(p.p95_b_ms) << " | " << detail::ratio(p.whole_test.ratio) << " ("
+        << detail::change(p.whole_test.ratio) << ") | " << detail::p_value(p.whole_p_holm) << " | "
+        << detail::verdict_words(to_string(p.verdict)) << (p.whole_decides ? " (all steps)" : "")
         << " |\n";
   }
 

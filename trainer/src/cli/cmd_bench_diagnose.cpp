@@ -39,14 +39,17 @@ void print_table(const DiagnoseBenchResult& r, int seeds) {
   std::printf(
       "bench diagnose: %zu faults x %d seeds, each against its healthy twin (interleaved)\n",
       r.faults.size(), seeds);
-  std::printf("%-16s %-7s %-22s %-9s %-8s %s\n", "fault", "correct", "expected alert", "time B/A",
-              "quality", "top cause (phase verdict) | alerts in B, first seed");
+  std::printf("%-16s %-7s %-22s %-9s %-13s %-8s %s\n", "fault", "correct", "expected alert",
+              "time B/A", "time verdict", "quality",
+              "top cause (phase verdict) | alerts in B, first seed");
   for (const FaultScore& f : r.faults) {
-    std::printf("%-16s %-7s %-22s %-9.3f %-8s %s | %s\n", f.name.c_str(), f.correct ? "yes" : "NO",
-                f.expected.c_str(), f.time_ratio,
+    std::printf("%-16s %-7s %-22s %-9.3f %-13s %-8s %s | %s\n", f.name.c_str(),
+                f.correct ? "yes" : "NO", f.expected.c_str(), f.time_ratio,
+                to_string(f.time_verdict),
                 f.convergence.verdict == ConvergenceVerdict::kRegression ? "regress" : "same",
                 f.top_cause.empty() ? "(none)" : f.top_cause.c_str(), alerts_text(f).c_str());
     if (!f.correct) std::printf("%-16s why: %s\n", "", f.why.c_str());
+    std::printf("%-16s time: %s\n", "", f.time_summary.c_str());
     std::printf("%-16s %s\n", "", f.convergence.summary.c_str());
   }
   std::printf("correct: %d of %zu\n", correct, r.faults.size());

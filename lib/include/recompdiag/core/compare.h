@@ -7,8 +7,9 @@
 /// A is the baseline; ratios are B / A, so a ratio above 1 means B is slower. With two or more
 /// runs on a side, the run is the unit of replication (each run's steady median is one
 /// observation, Welch's t on their logs). With one run per side, a block bootstrap resamples
-/// blocks of consecutive steps. Phases are judged together: Holm's adjustment over the phases'
-/// p-values, and "no change" only where two one-sided tests (TOST) prove the change smaller than
+/// blocks of consecutive steps. Each phase is also tested whole (every step, warm-up and compiles
+/// included: across runs, or across epochs of one run), so that a cost sitting in a few slow steps
+/// is seen. Phases are judged together: Holm's adjustment over all these p-values, and "no change" only where two one-sided tests (TOST) prove the change smaller than
 /// the threshold; what is neither is `inconclusive`, with the runs per side that would settle it.
 ///
 ///     std::vector<RunFile> a = {read_run_file("a1.jsonl"), read_run_file("a2.jsonl")};
@@ -109,6 +110,16 @@ struct PhaseComparison {
   /// Step-level Mann-Whitney U: shown for reference only; steps are not independent, so the
   /// verdict does not use it.
   stats::MannWhitneyResult mann_whitney;
+  /// Every step of the phase, warm-up and compiles included: its mean step time (of one run, or
+  /// the geometric mean over the runs) and B / A tested across runs, or across epochs of one run.
+  /// It sees a cost that sits in a few slow steps (a compile every epoch), which the steady median
+  /// leaves out by design.
+  double whole_mean_a_ms = 0.0;
+  double whole_mean_b_ms = 0.0;
+  stats::RatioTest whole_test;
+  double whole_p_holm = 1.0;  ///< whole_test.p adjusted with the steady tests of every phase.
+  /// The verdict rests on the whole phase (a change in its slow steps), not the steady median.
+  bool whole_decides = false;
   double p_holm = 1.0;       ///< test.p adjusted over the phases (Holm).
   double tost_p_holm = 1.0;  ///< test.tost_p adjusted over the phases.
   bool equivalent = false;   ///< TOST proved |B / A - 1| within the threshold.
@@ -182,9 +193,10 @@ struct Comparison {
 
 /// Compares the runs of B against the baseline runs of A.
 ///
-/// Per phase, B / A of steady medians. A phase regresses when the ratio is above 1 + threshold
-/// and its Holm-adjusted p is below alpha; it improves symmetrically (below 1 - threshold). It is
-/// no change when the Holm-adjusted TOST p is below alpha; else inconclusive. The comparison
+/// Per phase, B / A of steady medians and of the whole phase's mean step time. A phase regresses
+/// when either ratio is above 1 + threshold with its Holm-adjusted p below alpha (the steady
+/// median first); it improves symmetrically (below 1 - threshold). It is no change when the
+/// Holm-adjusted TOST p of the steady median is below alpha; else inconclusive. The comparison
 /// regresses when a phase does or a count named in `fail_on` grew; else it improves when a phase
 /// does; else it is inconclusive when a phase is; else no change.
 ///

@@ -61,6 +61,7 @@ struct FaultScore {
   bool cause_in_every_pair = false;
   double time_ratio = 1.0;  ///< Median over pairs of B's total step time over A's.
   Verdict time_verdict = Verdict::kNoChange;  ///< compare's verdict, all pairs as run sets.
+  std::string time_summary;                   ///< Its verdict line.
   ConvergenceComparison convergence;
   std::string why;  ///< What made it incorrect; empty when correct.
 };
