@@ -80,6 +80,39 @@ TEST_CASE("three runs per side: a 20% slower phase 2 is a regression, phase 1 no
   CHECK(contains(c.phases[1].reason, "3 vs 3 runs"));
 }
 
+TEST_CASE("three pairs of runs that shared a load: paired, the load cancels") {
+  test::TempDir dir;
+  SyntheticRunOptions o = small();
+  std::vector<RunFile> a, b;
+  const double load[] = {1.0, 1.4, 1.9};  // pair i ran on a machine this much slower
+  for (int i = 0; i < 3; ++i) {
+    o.phase_scale = {load[i], load[i]};
+    o.seed = 10 + static_cast<uint64_t>(i);
+    write_synthetic_run(dir.file("a" + std::to_string(i) + ".jsonl"), o);
+    o.phase_scale = {load[i], load[i] * 1.15};  // B: phase 2 15% slower
+    o.seed = 20 + static_cast<uint64_t>(i);
+    write_synthetic_run(dir.file("b" + std::to_string(i) + ".jsonl"), o);
+    a.push_back(read_run_file(dir.file("a" + std::to_string(i) + ".jsonl")));
+    b.push_back(read_run_file(dir.file("b" + std::to_string(i) + ".jsonl")));
+  }
+  CompareOptions welch;
+  const Comparison unpaired = compare_run_sets(a, b, welch);
+  CHECK_FALSE(unpaired.phases[1].paired);
+  CHECK(unpaired.phases[1].verdict != Verdict::kRegression);
+  CompareOptions paired;
+  paired.paired = true;
+  const Comparison c = compare_run_sets(a, b, paired);
+  REQUIRE(c.phases.size() == 2);
+  CHECK(c.phases[1].paired);
+  CHECK(c.phases[1].ratio.ratio == doctest::Approx(1.15).epsilon(0.02));
+  CHECK(c.phases[1].verdict == Verdict::kRegression);
+  CHECK(contains(c.phases[1].reason, "3 pairs of runs"));
+  CHECK(c.phases[0].verdict != Verdict::kRegression);
+  // Sides of different sizes are never paired.
+  b.pop_back();
+  CHECK_FALSE(compare_run_sets(a, b, paired).phases[1].paired);
+}
+
 TEST_CASE("one new run against a stored baseline of several") {
   test::TempDir dir;
   const Comparison c =

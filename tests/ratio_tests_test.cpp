@@ -96,6 +96,24 @@ TEST_CASE("runs as the unit: Welch's standard error and degrees of freedom on th
   CHECK_THROWS(run_ratio_test({1.0, 0.0}, {1.1, 1.2}));
 }
 
+TEST_CASE("pairs as the unit: a load the pair shared cancels") {
+  // Each pair ran on a machine loaded differently (x1, x1.5, x2), B 10% slower in every pair
+  // give or take 1%: Welch on the sides sees the load, the paired test only the ratios.
+  const std::vector<double> a = {10.0, 15.0, 20.0};
+  const std::vector<double> b = {10.0 * std::exp(0.09), 15.0 * std::exp(0.10),
+                                 20.0 * std::exp(0.11)};
+  const RatioTest paired = paired_ratio_test(a, b);
+  CHECK(paired.n_a == 3);
+  CHECK(paired.ratio == doctest::Approx(std::exp(0.10)));
+  CHECK(paired.se_log == doctest::Approx(0.01 / std::sqrt(3.0)));
+  CHECK(paired.df == doctest::Approx(2.0));
+  CHECK(paired.p < 0.01);
+  CHECK(run_ratio_test(a, b).p > 0.3);
+  CHECK_THROWS(paired_ratio_test({1.0, 2.0}, {1.0}));
+  CHECK_THROWS(paired_ratio_test({1.0}, {1.1}));
+  CHECK_THROWS(paired_ratio_test({1.0, -1.0}, {1.1, 1.2}));
+}
+
 TEST_CASE("runs needed: more noise needs more runs, a noiseless pair needs the minimum") {
   RatioTestOptions o;
   o.threshold = 0.05;

@@ -149,9 +149,11 @@ PhaseComparison compare_phase_timing(int phase, const SideRuns& a, const SideRun
   }
   if (a.analyses.size() >= 2 || b.analyses.size() >= 2) {
     pc.unit = ReplicationUnit::kRuns;
+    pc.paired = o.paired && a.analyses.size() == b.analyses.size();
     pc.median_a_ms = geometric_mean(pc.run_medians_a_ms);
     pc.median_b_ms = geometric_mean(pc.run_medians_b_ms);
-    pc.test = stats::run_ratio_test(pc.run_medians_a_ms, pc.run_medians_b_ms, rto);
+    pc.test = pc.paired ? stats::paired_ratio_test(pc.run_medians_a_ms, pc.run_medians_b_ms, rto)
+                        : stats::run_ratio_test(pc.run_medians_a_ms, pc.run_medians_b_ms, rto);
   } else {
     pc.unit = ReplicationUnit::kBlocks;
     pc.median_a_ms = fa.steady.median_ms;
@@ -199,7 +201,8 @@ PhaseComparison compare_phase_timing(int phase, const SideRuns& a, const SideRun
     for (size_t i = 0; i < b.analyses.size(); ++i) wb.push_back(phase_of(b, i).all.mean_ms);
     pc.whole_mean_a_ms = geometric_mean(wa);
     pc.whole_mean_b_ms = geometric_mean(wb);
-    pc.whole_test = stats::run_ratio_test(wa, wb, rto);
+    pc.whole_test =
+        pc.paired ? stats::paired_ratio_test(wa, wb, rto) : stats::run_ratio_test(wa, wb, rto);
   } else {
     pc.whole_mean_a_ms = fa.all.mean_ms;
     pc.whole_mean_b_ms = fb.all.mean_ms;
@@ -236,8 +239,12 @@ void judge_phases(std::vector<PhaseComparison>& phases, const CompareOptions& o)
     pc.tost_p_holm = tost_holm[i];
     const double r = pc.test.ratio;
     const std::string unit = pc.unit == ReplicationUnit::kRuns
-                                 ? std::to_string(pc.run_medians_a_ms.size()) + " vs " +
-                                       std::to_string(pc.run_medians_b_ms.size()) + " runs"
+                                 ? (pc.paired ? std::to_string(pc.run_medians_a_ms.size()) +
+                                                    " pairs of runs"
+                                              : std::to_string(pc.run_medians_a_ms.size()) +
+                                                    " vs " +
+                                                    std::to_string(pc.run_medians_b_ms.size()) +
+                                                    " runs")
                                  : std::to_string(pc.test.n_a) + " vs " +
                                        std::to_string(pc.test.n_b) + " blocks of steps, " +
                                        format_number("%.1f%%", o.run_noise * 100.0) +

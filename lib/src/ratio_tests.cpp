@@ -173,6 +173,25 @@ RatioTest run_ratio_test(const std::vector<double>& a, const std::vector<double>
   return t;
 }
 
+RatioTest paired_ratio_test(const std::vector<double>& a, const std::vector<double>& b,
+                            const RatioTestOptions& options) {
+  if (a.size() != b.size()) throw std::invalid_argument("paired_ratio_test: sides differ in length");
+  if (a.size() < 2) throw std::invalid_argument("paired_ratio_test: fewer than two pairs");
+  std::vector<double> logs;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!(a[i] > 0.0) || !(b[i] > 0.0)) {
+      throw std::invalid_argument("paired_ratio_test: values must be positive");
+    }
+    logs.push_back(std::log(b[i] / a[i]));
+  }
+  const MeanVariance d = mean_variance(logs);
+  const double n = static_cast<double>(d.n);
+  RatioTest t = ratio_test_from_log(d.mean, std::sqrt(d.variance / n), n - 1.0, options);
+  t.n_a = d.n;
+  t.n_b = d.n;
+  return t;
+}
+
 int runs_needed(double se_log, int runs, const RatioTestOptions& o, int max_runs) {
   if (!(se_log > 0.0)) return std::max(runs, 2);
   // se with n runs per side ~ sigma * sqrt(2 / n): sigma from the measured se.

@@ -224,6 +224,7 @@ json report_json(const Comparison& c) {
                       {"reason", p.reason}});
     // The gate's tests (issue 13): what the verdict rests on.
     phases.back()["test"] = {{"unit", to_string(p.unit)},
+                             {"paired", p.paired},
                              {"n_a", p.test.n_a},
                              {"n_b", p.test.n_b},
                              {"block_steps_a", p.block_steps_a},

@@ -70,7 +70,9 @@ void MarkdownRenderer::render(const Comparison& c, std::ostream& out) const {
   out << "A (baseline) = " << run_label(c.a) << ", B = " << run_label(c.b) << "; threshold "
       << detail::printf_string("%.1f%%", c.options.threshold * 100.0) << ", alpha "
       << detail::printf_string("%g", c.options.alpha) << "; "
-      << (c.unit == ReplicationUnit::kRuns
+      << (c.unit == ReplicationUnit::kRuns && !c.phases.empty() && c.phases.front().paired
+              ? std::to_string(c.paths_a.size()) + " pairs of runs, the pair is the unit"
+          : c.unit == ReplicationUnit::kRuns
               ? std::to_string(c.paths_a.size()) + " vs " + std::to_string(c.paths_b.size()) +
                     " runs, the run is the unit"
               : std::string("one run per side, blocks of consecutive steps resampled"))

@@ -201,6 +201,8 @@ std::vector<std::string> AbExperimentOptions::expected_differences() const {
 
 CompareOptions AbExperimentOptions::compare_options(CompareOptions base) const {
   if (schedule == AbSchedule::kInterleaved) base.run_noise = 0.0;
+  // Interleaved or back to back, A_i and B_i shared the machine's state: compare them as pairs.
+  base.paired = schedule != AbSchedule::kBlocked;
   base.expected_differences = expected_differences();
   return base;
 }

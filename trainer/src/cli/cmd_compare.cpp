@@ -28,6 +28,7 @@ struct CompareCommand {
   double alpha = 0.05;
   double confidence = 95.0;
   double run_noise_pct = 3.0;
+  bool paired = false;
   std::string fail_on;
   bool strict_inconclusive = false;
   std::string trace;
@@ -52,6 +53,7 @@ CompareOptions to_options(const CompareCommand& s) {
   o.alpha = s.alpha;
   o.bootstrap.confidence = s.confidence / 100.0;
   o.run_noise = s.run_noise_pct / 100.0;
+  o.paired = s.paired;
   o.fail_on = parse_fail_on(s.fail_on);
   o.validate();
   return o;
@@ -107,6 +109,10 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
                   "One run per side: the run-to-run spread of a steady median in percent, which "
                   "one run cannot show (`recompdiag bench gate` measures this machine's)")
       ->capture_default_str();
+  cmd->add_flag("--paired", state->paired,
+                "Several runs per side given in pair order (A_i and B_i ran together, as `ab` "
+                "interleaves them): test the per-pair ratios, so that the load a pair shared "
+                "cancels");
   cmd->add_option("--fail-on", state->fail_on,
                   "Counts that fail the gate when B has more in any phase, whatever the timing: "
                   "comma-separated from compiles, plan_builds, syncs, copies, cache_misses, "

@@ -45,6 +45,11 @@ struct CompareOptions {
   /// machine (healthy pairs up to 7% apart); `recompdiag bench gate` prints this machine's.
   /// Unused with two or more runs on a side: then the spread is measured.
   double run_noise = 0.03;
+  /// The runs of A and B are pairs in the order given: A_i and B_i ran at the same time, taking
+  /// turns (`recompdiag ab` interleaves them), or one right after the other. With two or more
+  /// pairs the tests use the per-pair ratios (paired t), so that the load a pair shared cancels;
+  /// else each side's spread (Welch). Sides of different sizes are never paired.
+  bool paired = false;
   /// Deterministic counts (count_names()) that fail the gate when B has more of them than A in
   /// any phase, whatever the timing says.
   std::vector<std::string> fail_on;
@@ -103,6 +108,7 @@ struct PhaseComparison {
   std::vector<double> run_medians_a_ms;  ///< Each run's steady median.
   std::vector<double> run_medians_b_ms;
   ReplicationUnit unit = ReplicationUnit::kBlocks;
+  bool paired = false;  ///< kRuns: tested as pairs (CompareOptions::paired).
   int64_t block_steps_a = 0;  ///< Steps per block (kBlocks).
   int64_t block_steps_b = 0;
   stats::RatioTest test;       ///< B / A with its interval, p, TOST p and detectable effect.

@@ -154,6 +154,13 @@ RatioTest ratio_test_from_log(double log_ratio, double se_log, double df,
 RatioTest run_ratio_test(const std::vector<double>& a, const std::vector<double>& b,
                          const RatioTestOptions& options = {});
 
+/// Paired t test on the logs of per-pair ratios b[i] / a[i] (each pair's runs shared the
+/// machine's state: taking turns, or one right after the other), so that what the pair shares,
+/// a busy machine, cancels. Throws std::invalid_argument when the sides differ in length, have
+/// fewer than two pairs, or a value is not positive.
+RatioTest paired_ratio_test(const std::vector<double>& a, const std::vector<double>& b,
+                            const RatioTestOptions& options = {});
+
 /// Runs per side at which a change as large as the threshold would be detected (and a smaller
 /// one ruled out) with `power` at `alpha`, given `se_log` measured with `runs` per side. Capped
 /// at `max_runs`.
