@@ -7,7 +7,7 @@ dir=$2
 rm -rf "$dir"
 mkdir -p "$dir"
 "$bin" bench diagnose --epochs 4,3 --steps-per-epoch 5 --batch-size 8 --seq-len 10 --hidden 16 \
-  --threads 1 --seeds 1 --out-dir "$dir/runs" --json "$dir/diagnose.json" > "$dir/table.txt"
+  --threads 1 --seeds 1 --quality-seeds 1 --out-dir "$dir/runs" --json "$dir/diagnose.json" > "$dir/table.txt"
 cat "$dir/table.txt"
 grep -q '^correct: [0-9]* of 6$' "$dir/table.txt"
 json=$dir/diagnose.json

@@ -124,6 +124,9 @@ AbExperimentOptions pair_options(const DiagnoseBenchOptions& o, const std::strin
 void DiagnoseBenchOptions::validate() const {
   config.validate();
   if (seeds < 1) throw InputError("--seeds must be >= 1, got " + std::to_string(seeds));
+  if (quality_seeds < 1) {
+    throw InputError("--quality-seeds must be >= 1, got " + std::to_string(quality_seeds));
+  }
   for (const std::string& name : faults) {
     const FaultSet set = parse_faults(name, "--faults");
     if (set.kinds.size() != 1 || !expectation_of(set.kinds.front()) ||
@@ -152,7 +155,8 @@ DiagnoseBenchResult run_diagnose_bench(const DiagnoseBenchOptions& o) {
     std::vector<RunFile> b_runs;
     std::vector<double> ratios;
     CompareOptions compare;
-    for (int i = 0; i < o.seeds; ++i) {
+    score.pairs = want.quality_cost ? std::max(o.seeds, o.quality_seeds) : o.seeds;
+    for (int i = 0; i < score.pairs; ++i) {
       const uint64_t seed = o.config.seed + static_cast<uint64_t>(i);
       const AbExperimentOptions ab = pair_options(o, name, faults, seed);
       const AbExperimentResult pair = run_ab_experiment(ab);
@@ -269,6 +273,7 @@ nlohmann::ordered_json diagnose_bench_json(const DiagnoseBenchResult& r) {
                       {"top_cause_kind", f.top_cause_kind},
                       {"stretch_cause", f.stretch_cause},
                       {"alerts", alerts},
+                      {"pairs", f.pairs},
                       {"time_ratio", f.time_ratio},
                       {"time_verdict", to_string(f.time_verdict)},
                       {"time_summary", f.time_summary},

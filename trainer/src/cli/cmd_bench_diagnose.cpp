@@ -1,6 +1,7 @@
 // `recompdiag bench diagnose`: every CPU fault against its healthy twin and healthy against
 // healthy over several seeds; prints a table of what the diagnosis said and writes it as JSON.
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -33,12 +34,13 @@ std::string alerts_text(const FaultScore& f) {
   return out.empty() ? "none" : out;
 }
 
-void print_table(const DiagnoseBenchResult& r, int seeds) {
+void print_table(const DiagnoseBenchResult& r, int seeds, int quality_seeds) {
   int correct = 0;
   for (const FaultScore& f : r.faults) correct += f.correct ? 1 : 0;
   std::printf(
-      "bench diagnose: %zu faults x %d seeds, each against its healthy twin (interleaved)\n",
-      r.faults.size(), seeds);
+      "bench diagnose: %zu faults x %d seeds (quality faults: %d), each against its healthy twin "
+      "(interleaved)\n",
+      r.faults.size(), seeds, quality_seeds);
   std::printf("%-16s %-7s %-22s %-9s %-13s %-8s %s\n", "fault", "correct", "expected alert",
               "time B/A", "time verdict", "quality",
               "top cause (phase verdict) | alerts in B, first seed");
@@ -74,6 +76,10 @@ void add_bench_diagnose_command(CLI::App& bench, CommandContext& ctx) {
       "healthy against healthy, over several seeds, interleaved as ab does; print a table and "
       "optionally write JSON");
   add_train_flags(*cmd, state->flags);
+  cmd->add_option("--quality-seeds", state->options.quality_seeds,
+                  "Seeded pairs for the faults whose cost is training quality (fresh-optimizer, "
+                  "lr-trap), when more than --seeds")
+      ->capture_default_str();
   cmd->add_option("--seeds", state->options.seeds, "Seeded pairs per fault and healthy pairs")
       ->capture_default_str();
   cmd->add_option("--faults", state->faults,
@@ -100,7 +106,7 @@ void add_bench_diagnose_command(CLI::App& bench, CommandContext& ctx) {
       ctx.exit_code = r.exit_code;
       return;
     }
-    print_table(r, o.seeds);
+    print_table(r, o.seeds, std::max(o.seeds, o.quality_seeds));
     const std::string json = diagnose_bench_json(r).dump(2) + "\n";
     if (!s.json.empty()) reports::write_file_atomically(s.json, json);
     ctx.exit_code = 0;

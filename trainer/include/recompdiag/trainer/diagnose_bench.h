@@ -35,6 +35,10 @@ struct DiagnoseBenchOptions {
   }();
   /// Seeded pairs per fault, and healthy pairs.
   int seeds = 3;
+  /// Seeded pairs for a fault whose cost is training quality, when more than `seeds`: a loss
+  /// curve varies from seed to seed far more than a step time, and a paired test over three
+  /// seeds, adjusted over the quality measures, cannot reach significance.
+  int quality_seeds = 6;
   /// Faults to score; empty: every fault of the catalogue that runs on the CPU and takes no value.
   std::vector<std::string> faults;
   std::string out_dir = "recompdiag-bench-diagnose";
@@ -59,6 +63,7 @@ struct FaultScore {
   std::map<std::string, std::vector<int64_t>> alerts;
   bool alert_in_every_pair = false;
   bool cause_in_every_pair = false;
+  int pairs = 0;  ///< Seeded pairs run.
   double time_ratio = 1.0;  ///< Median over pairs of B's total step time over A's.
   Verdict time_verdict = Verdict::kNoChange;  ///< compare's verdict, all pairs as run sets.
   std::string time_summary;                   ///< Its verdict line.
