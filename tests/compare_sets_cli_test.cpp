@@ -126,7 +126,7 @@ TEST_CASE("compare: bad multi-file input exits 2 and names the file") {
                "--confidence must be a percentage in (0, 100), got 100");
 }
 
-TEST_CASE("ab --repeats 2: two interleaved pairs, compared with the run as the unit") {
+TEST_CASE("ab --repeats 2: two interleaved pairs, compared as pairs of runs") {
   test::TempDir dir;
   const std::string out = dir.file("ab");
   Result r = recompdiag_cli(
@@ -139,9 +139,10 @@ TEST_CASE("ab --repeats 2: two interleaved pairs, compared with the run as the u
     CAPTURE(f);
     CHECK(std::filesystem::exists(out + "/" + f));
   }
-  CHECK(contains(r.output, "2 vs 2 runs, the run is the unit"));
+  CHECK(contains(r.output, "2 pairs of runs, the pair is the unit"));
   const std::string json = test::read_text(out + "/report.json");
   CHECK(contains(json, "\"unit\": \"runs\""));
+  CHECK(contains(json, "\"paired\": true"));
   CHECK(recompdiag_cli("ab --repeats 0 --quiet --out-dir " + out).exit_code == 2);
 }
 
