@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "cli_util.h"
 #include "recompdiag/core/run_io.h"
@@ -209,15 +210,6 @@ TEST_CASE("bad world sizes, ranks and master addresses: exit 2 with one line") {
   }
   CHECK(!std::filesystem::exists(dir.file("bad.jsonl")));
   CHECK(!std::filesystem::exists(dir.file("bad.rank0.jsonl")));
-}
-
-TEST_CASE("ab refuses a data-parallel run instead of running single processes under its name") {
-  test::TempDir dir;
-  const auto r = test::run_cli("ab --world-size 2 " + kSmall + " --out-dir " + dir.file("ab"));
-  INFO(r.output);
-  CHECK(r.exit_code == 2);
-  CHECK(contains(r.output, "ab does not run data-parallel jobs yet"));
-  CHECK(lines(r.output) == 1);
 }
 
 TEST_CASE("a rank that never joins: the others fail within --rendezvous-timeout, one line") {

@@ -14,9 +14,11 @@
 #include <set>
 
 #include "detail/forward_signals.h"
+#include "detail/rank_processes.h"
 #include "recompdiag/core/compare.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/run_io.h"
+#include "recompdiag/trainer/distributed.h"
 #include "recompdiag/trainer/exit_codes.h"
 #include "recompdiag/trainer/stop_signals.h"
 #include "recompdiag/trainer/trainer.h"
@@ -49,10 +51,16 @@ struct TurnToken {
 
 /// One run to start: what it trains, where it writes, how it is called in messages.
 struct RunSpec {
-  const TrainConfig* config = nullptr;
+  TrainConfig config;
   std::string path;
   std::string label;  // "mutable", "extra-work run 2"
   reports::MetricsOptions metrics;
+  /// Set: the run is a data-parallel job of this many local ranks (AbExperimentOptions::job).
+  std::optional<DistributedOptions> job;
+  /// A rank of a job whose turns rank 0 takes: it meets the others at every epoch barrier.
+  bool takes_turns = false;
+  /// Prints progress and the closing line (a job's rank 0 alone does).
+  bool report = true;
 };
 
 /// Starts one run in a child process, so each starts as cold as a real job does (no JIT,
@@ -76,14 +84,15 @@ pid_t start_child(const RunSpec& run, bool quiet, TurnToken* token,
   ::signal(SIGTERM, SIG_DFL);
   int code = 0;
   try {
-    TwoPhaseTrainer trainer(*run.config);
+    TwoPhaseTrainer trainer(run.config);
     std::unique_ptr<RecordSink> metrics = reports::make_metrics_sink(run.metrics);
     RunFileSink file(run.path);
     trainer.add_sink(file);
     if (metrics) trainer.add_sink(*metrics);
     trainer::TerminalProgress progress(stdout);
-    if (!quiet) trainer.set_progress(&progress);
+    if (!quiet && run.report) trainer.set_progress(&progress);
     if (token) trainer.set_epoch_barrier([token] { token->wait(); });
+    if (!token && run.takes_turns) trainer.set_epoch_barrier([] {});
     StopOnSignals stop(trainer);
     TrainResult r = trainer.run();
     if (token) token->pass();
@@ -91,7 +100,7 @@ pid_t start_child(const RunSpec& run, bool quiet, TurnToken* token,
       std::fflush(nullptr);
       ::_exit(128 + stop.signal());
     }
-    if (!quiet) {
+    if (!quiet && run.report) {
       std::printf("recompdiag: %s run: %lld steps in %.1f s of training, %lld compile(s)\n",
                   run.label.c_str(), static_cast<long long>(r.summary.steps), r.summary.elapsed_s,
                   static_cast<long long>(r.compiles));
@@ -119,8 +128,49 @@ int wait_child(pid_t pid, const std::string& label, detail::ForwardSignals& forw
   return code;
 }
 
+/// Starts the ranks of `run`, a job, as job number `job` of `out`, meeting in `store_file`.
+/// Rank 0 holds `token` (null: no turns) and closes `close_fds`; the other ranks close
+/// `token_fds` too (a rank holding the other job's pipe would keep it from seeing rank 0 end).
+void start_job(const RunSpec& run, int job, const std::string& store_file, TurnToken* token,
+               const std::vector<int>& close_fds, const std::vector<int>& token_fds, bool quiet,
+               detail::ForwardSignals& forward, std::vector<detail::RankProcess>& out) {
+  const int world = run.job->world_size;
+  for (int r = 0; r < world; ++r) {
+    RunSpec rank = run;
+    DistributedOptions& d = rank.config.distributed.emplace(*run.job);
+    d.rank = r;
+    d.store_file = store_file;
+    rank.path = rank_file_path(run.path, r);
+    rank.takes_turns = token != nullptr;
+    rank.report = r == 0;
+    if (!rank.metrics.listen_addr.empty()) {
+      // One endpoint per rank, as `train --world-size` serves them: PORT + r (0 stays any port).
+      const reports::ListenAddress at = reports::parse_listen_address(rank.metrics.listen_addr);
+      if (at.port > 0) rank.metrics.listen_addr = at.host + ":" + std::to_string(at.port + r);
+    }
+    const pid_t pid =
+        start_child(rank, quiet, r == 0 ? token : nullptr, r == 0 ? close_fds : token_fds, forward);
+    out.push_back({pid, job, r, world, run.label});
+  }
+}
+
+/// The code of a pair: a crash on either side first, then A's failure, then B's.
+int pair_code(int a, int b) {
+  if (a == kExitInternal || b == kExitInternal) return kExitInternal;
+  return a != 0 ? a : b;
+}
+
+/// Runs `run`, a job, to its end; returns wait_for_ranks()'s code.
+int run_job(const RunSpec& run, bool quiet, detail::ForwardSignals& forward) {
+  detail::LocalRendezvous rendezvous;
+  std::vector<detail::RankProcess> ranks;
+  start_job(run, 0, rendezvous.store_file(), nullptr, {}, {}, quiet, forward, ranks);
+  return detail::wait_for_ranks(ranks, 1, forward).front();
+}
+
 /// Runs A and B of one pair at once, taking turns epoch by epoch; `b_first` gives B the first
-/// turn (alternated over repeats so neither side always warms the machine up).
+/// turn (alternated over repeats so neither side always warms the machine up). Jobs take their
+/// turns through their rank 0.
 int run_interleaved_pair(const RunSpec& a, const RunSpec& b, bool b_first, bool quiet,
                          detail::ForwardSignals& forward) {
   int pa[2], pb[2];  // pa: A's turn, pb: B's turn
@@ -134,6 +184,16 @@ int run_interleaved_pair(const RunSpec& a, const RunSpec& b, bool b_first, bool 
   if (::write(b_first ? pb[1] : pa[1], &go, 1) != 1) throw std::runtime_error("pipe write failed");
   TurnToken ta{pa[0], pb[1]};
   TurnToken tb{pb[0], pa[1]};
+  if (a.job) {
+    const std::vector<int> all = {pa[0], pa[1], pb[0], pb[1]};
+    detail::LocalRendezvous ra, rb;
+    std::vector<detail::RankProcess> ranks;
+    start_job(a, 0, ra.store_file(), &ta, {pa[1], pb[0]}, all, quiet, forward, ranks);
+    start_job(b, 1, rb.store_file(), &tb, {pb[1], pa[0]}, all, quiet, forward, ranks);
+    for (int fd : all) ::close(fd);
+    const std::vector<int> codes = detail::wait_for_ranks(ranks, 2, forward);
+    return pair_code(codes[0], codes[1]);
+  }
   pid_t ca = start_child(a, quiet, &ta, {pa[1], pb[0]}, forward);
   pid_t cb = start_child(b, quiet, &tb, {pb[1], pa[0]}, forward);
   for (int fd : {pa[0], pa[1], pb[0], pb[1]}) ::close(fd);
@@ -176,6 +236,22 @@ void AbExperimentOptions::validate() const {
                      "'; their run files would collide");
   }
   if (repeats < 1) throw InputError("--repeats must be >= 1, got " + std::to_string(repeats));
+  if (job) {
+    if (job->world_size < 1 || job->world_size > kMaxAbWorldSize) {
+      throw InputError("ab --world-size " + std::to_string(job->world_size) + " is outside [1, " +
+                       std::to_string(kMaxAbWorldSize) + "] (two jobs run at once)");
+    }
+    DistributedOptions rank0 = *job;
+    rank0.rank = 0;
+    rank0.validate();  // the timeouts
+    for (const AbSide* side : {&a, &b}) {
+      if (side->config.distributed) {
+        throw InputError("ab starts its jobs' ranks itself: it cannot run as a launcher's rank");
+      }
+      check_batch_shards(side->config.batch_size, job->world_size);
+      check_fault_rank(side->config.faults, job->world_size);
+    }
+  }
   if (out_dir.empty()) throw InputError("--out-dir must not be empty");
   reports::validate(metrics);
 }
@@ -225,8 +301,10 @@ AbExperimentResult run_ab_experiment(const AbExperimentOptions& options) {
   if (interleaved && !options.metrics.listen_addr.empty()) {
     reports::ListenAddress addr = reports::parse_listen_address(options.metrics.listen_addr);
     if (addr.port != 0) {
-      // Both runs of a pair are alive at once: side B serves on the next port.
-      metrics[1].listen_addr = addr.host + ":" + std::to_string(addr.port + 1);
+      // Both runs of a pair are alive at once: side B serves on the next port (past side A's
+      // ranks' ports for jobs).
+      const int next = options.job ? options.job->world_size : 1;
+      metrics[1].listen_addr = addr.host + ":" + std::to_string(addr.port + next);
       reports::check_listen_address_free(metrics[1]);
       std::fprintf(stderr, "recompdiag: metrics of the %s runs at %s\n", options.b.name.c_str(),
                    metrics[1].listen_addr.c_str());
@@ -237,18 +315,22 @@ AbExperimentResult run_ab_experiment(const AbExperimentOptions& options) {
   auto spec = [&](char side, int repeat, bool last) {
     const AbSide& s = side == 'a' ? options.a : options.b;
     RunSpec r;
-    r.config = &s.config;
+    r.config = s.config;
     r.path = options.run_path(side, repeat);
     r.label = options.repeats == 1 ? s.name : s.name + " run " + std::to_string(repeat);
     r.metrics = metrics[side == 'a' ? 0 : 1];
+    r.job = options.job;
     if (!last) r.metrics.hold_seconds = 0;  // don't hold up the next run
-    (side == 'a' ? result.a_paths : result.b_paths).push_back(r.path);
+    std::vector<std::string>& paths = side == 'a' ? result.a_paths : result.b_paths;
+    if (!r.job) paths.push_back(r.path);
+    for (int k = 0; r.job && k < r.job->world_size; ++k) paths.push_back(rank_file_path(r.path, k));
     return r;
   };
   const int n = options.repeats;
   // SIGINT and SIGTERM reach the runs through here; each stops after its step with a summary.
   detail::ForwardSignals forward;
   auto run_one = [&](const RunSpec& r) {
+    if (r.job) return run_job(r, options.quiet, forward);
     return wait_child(start_child(r, options.quiet, nullptr, {}, forward), r.label, forward);
   };
   switch (options.schedule) {
@@ -279,7 +361,7 @@ AbExperimentResult run_ab_experiment(const AbExperimentOptions& options) {
 int run_in_child(const TrainConfig& config, const std::string& path, const std::string& label,
                  bool quiet) {
   RunSpec run;
-  run.config = &config;
+  run.config = config;
   run.path = path;
   run.label = label;
   detail::ForwardSignals forward;

@@ -232,7 +232,7 @@ void DataParallelGroup::shard(std::vector<Batch>& batches) {
 }
 
 CollectiveCost DataParallelGroup::average_step(const std::vector<at::Tensor>& params,
-                                               StepLosses& losses, int64_t step) {
+                                               StepLosses& losses, int64_t step, bool stop) {
   torch::NoGradGuard no_grad;
   std::vector<torch::Tensor> parts;
   parts.reserve(params.size() + 1);
@@ -240,15 +240,24 @@ CollectiveCost DataParallelGroup::average_step(const std::vector<at::Tensor>& pa
     if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
     parts.push_back(p.grad());
   }
+  // The three losses and this rank's stop request (0 or 1: any rank's makes the mean positive).
   torch::Tensor loss_values =
-      torch::stack({losses.loss.detach(), losses.cat_loss.detach(), losses.bin_loss.detach()});
+      torch::stack({losses.loss.detach(), losses.cat_loss.detach(), losses.bin_loss.detach(),
+                    torch::full({}, stop ? 1.0f : 0.0f, losses.loss.options())});
   parts.push_back(loss_values);
   // Uneven shards (batch size not a multiple of the world size): each rank's mean loss and
   // gradient count in proportion to its rows, so the job's are exactly the whole batch's.
-  const CollectiveCost cost = average(parts, step, impl_->shard_weight);
+  CollectiveCost cost = average(parts, step, impl_->shard_weight);
   losses.loss = loss_values[0];
   losses.cat_loss = loss_values[1];
   losses.bin_loss = loss_values[2];
+  if (loss_values.is_cpu()) {
+    cost.stop = loss_values.data_ptr<float>()[3] > 0.0f;  // no op: no host sync to count
+  } else {
+    // Marked as the recorder's own read, which the probes tell from the training's syncs.
+    RECORD_USER_SCOPE("recompdiag::recorder_read");
+    cost.stop = loss_values[3].item<float>() > 0.0f;
+  }
   return cost;
 }
 

@@ -160,7 +160,9 @@ TwoPhaseTrainer::TwoPhaseTrainer(TrainConfig config) : impl_(std::make_unique<Im
     m.header.job_id = m.group->job_id();
     m.on_gradients_ready = [&m, step = int64_t{0}](const std::vector<torch::Tensor>& params,
                                                    StepLosses& losses) mutable {
-      const trainer::detail::CollectiveCost cost = m.group->average_step(params, losses, step++);
+      const trainer::detail::CollectiveCost cost = m.group->average_step(
+          params, losses, step++, m.stop_requested.load(std::memory_order_relaxed));
+      if (cost.stop) m.job_stop = true;
       if (m.monitor && m.monitor->comm()) {
         m.monitor->comm()->record_collective(cost.bytes, cost.wait_ms);
       }
@@ -209,7 +211,9 @@ TrainResult TwoPhaseTrainer::run() {
   rec.head_losses.resize(2);
 
   // Checked between steps: a stop lets the step in flight finish and be recorded.
-  auto stopping = [&] { return m.stop_requested.load(std::memory_order_relaxed); };
+  auto stopping = [&] {
+    return m.group ? m.job_stop : m.stop_requested.load(std::memory_order_relaxed);
+  };
   // A data-parallel rank whose job failed around it (a peer died, a collective timed out) still
   // ends its file with a summary, marked failed, of the steps it completed; then it fails.
   std::exception_ptr job_failure;

@@ -35,7 +35,8 @@ void add_ab_command(CLI::App& app, CommandContext& ctx) {
       "Train both modes (recompile, then mutable) with the same seed and config, compare them and "
       "write DIR/recompile.jsonl, DIR/mutable.jsonl, DIR/report.{md,html,json}. With --fault: "
       "A is the healthy run, B the same seed and config with the fault (DIR/healthy.jsonl, "
-      "DIR/<fault>.jsonl)");
+      "DIR/<fault>.jsonl). With --world-size N each run is a data-parallel job of N local ranks "
+      "(DIR/NAME.rank0.jsonl, ...) and a pair's two jobs take turns as wholes");
   add_train_flags(*cmd, state->flags);
   cmd->add_option("--out-dir", state->out_dir, "Directory for run files and reports")
       ->capture_default_str();
@@ -60,12 +61,18 @@ void add_ab_command(CLI::App& app, CommandContext& ctx) {
     }
     AbExperimentOptions experiment;
     experiment.a.config = to_config(s.flags);
-    if (s.flags.world_size || experiment.a.config.distributed) {
-      // Not built yet: two data-parallel jobs taking turns need a launcher per side. Refuse rather
-      // than run single-process runs under a data-parallel name.
+    if (experiment.a.config.distributed) {
       throw InputError(
-          "ab does not run data-parallel jobs yet: run `train --world-size N` once per side and "
-          "`compare --a 'A.rank*.jsonl' --b 'B.rank*.jsonl'`");
+          "ab starts its jobs' ranks itself (--world-size N): run it without a launcher's RANK "
+          "and WORLD_SIZE");
+    }
+    if (s.flags.world_size) {
+      // Each run of each pair is a local job of N ranks; the report compares the jobs.
+      DistributedOptions job;
+      job.world_size = *s.flags.world_size;
+      job.rendezvous_timeout_s = s.flags.rendezvous_timeout_s;
+      job.collective_timeout_s = s.flags.collective_timeout_s;
+      experiment.job = job;
     }
     experiment.a.config.mode = TrainMode::kRecompile;
     experiment.b.config = experiment.a.config;
@@ -75,6 +82,12 @@ void add_ab_command(CLI::App& app, CommandContext& ctx) {
       // recompile; the healthy one migrates Adam's state (the remedy) unless told otherwise.
       experiment.b.config = experiment.a.config;
       experiment.a.config.faults = {};
+      if (experiment.b.config.faults.has(FaultKind::kRecompileOneRank)) {
+        // A job whose ranks all recompile at the switch hides one rank's extra compile: the
+        // healthy twin of a rank-dependent recompile compiles nothing there (mutable mode).
+        experiment.a.config.mode = TrainMode::kMutable;
+        experiment.b.config.mode = TrainMode::kMutable;
+      }
       if (cmd->count("--optimizer-handoff") == 0) {
         experiment.a.config.handoff = OptimizerHandoff::kMigrate;
         experiment.b.config.handoff = OptimizerHandoff::kMigrate;
@@ -102,9 +115,11 @@ void add_ab_command(CLI::App& app, CommandContext& ctx) {
       ctx.exit_code = runs.exit_code;
       return;
     }
-    const std::vector<RunFile> a = read_run_set(runs.a_paths);
-    const std::vector<RunFile> b = read_run_set(runs.b_paths);
-    std::cout << reports::write_reports(compare_run_sets(a, b, options), s.out_dir);
+    // A job's rank files are one run (the slowest rank per step), with its rank table and
+    // stragglers; single runs stay as they are.
+    const std::vector<RunSet> a = group_rank_files(read_run_set(runs.a_paths));
+    const std::vector<RunSet> b = group_rank_files(read_run_set(runs.b_paths));
+    std::cout << reports::write_reports(compare_jobs(a, b, options), s.out_dir);
     if (!s.flags.quiet) std::cout << "\nreports: " << s.out_dir << "/report.{md,html,json}\n";
     ctx.exit_code = 0;
   });

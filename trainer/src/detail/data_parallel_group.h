@@ -17,6 +17,7 @@ namespace recompdiag::trainer::detail {
 struct CollectiveCost {
   int64_t bytes = 0;     ///< Bytes this rank contributed.
   double wait_ms = 0.0;  ///< From issuing the collective to its completion.
+  bool stop = false;     ///< average_step(): some rank asked the job to stop after this step.
 };
 
 /// This process's membership in a data-parallel job: joined at construction, left at
@@ -64,9 +65,11 @@ class DataParallelGroup {
   /// After backward, before clipping: averages the parameters' gradients and the step's three
   /// losses over the ranks, weighted by shard_weight(), in one collective. Every rank then clips and steps with the same
   /// gradients (identical parameters) and records the job's loss. A parameter without a gradient
-  /// contributes zeros, so every rank's buffer has the same layout.
+  /// contributes zeros, so every rank's buffer has the same layout. `stop`, this rank's wish to
+  /// stop after this step, travels in the same collective: the result's `stop` is every rank's
+  /// answer, so the ranks stop together.
   CollectiveCost average_step(const std::vector<at::Tensor>& params, StepLosses& losses,
-                              int64_t step);
+                              int64_t step, bool stop = false);
 
  private:
   struct Impl;

@@ -39,6 +39,10 @@ struct TwoPhaseTrainer::Impl {
   bool ran = false;
   std::function<void()> epoch_barrier;
   std::atomic<bool> stop_requested{false};  // request_stop(), from a signal handler
+  // A data-parallel rank stops when the job agrees to, after the same step on every rank: the
+  // ranks' requests travel with each step's all-reduce (stop_requested alone would let one rank
+  // stop while another waits for it in the next all-reduce).
+  bool job_stop = false;
 
   SeqModel model{nullptr};
   std::vector<torch::Tensor> params;

@@ -13,6 +13,7 @@
 ///     AbExperimentResult result = run_ab_experiment(options);
 ///     if (result.exit_code == 0) { /* compare result.a_paths against result.b_paths */ }
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,14 @@ struct AbExperimentOptions {
   std::string out_dir = "recompdiag-ab";
   /// Runs per side.
   int repeats = 1;
+  /// When set, every run is a data-parallel job of `job->world_size` local ranks, in [1,
+  /// kMaxAbWorldSize], with `job`'s rendezvous and collective timeouts (its rank and addresses are
+  /// ignored): rank processes forked from this one, meeting in a FileStore of their own, writing
+  /// DIR/NAME.rank0.jsonl ... An interleaved pair's two jobs take turns as wholes: every rank of
+  /// the waiting job waits in a Gloo barrier, outside its steps, so an epoch of the other job must
+  /// take less than the collective timeout. The configs must not be ranks already (`distributed`
+  /// unset).
+  std::optional<DistributedOptions> job;
   AbSchedule schedule = AbSchedule::kInterleaved;
   /// No progress lines and no per-run summary line.
   bool quiet = false;
@@ -78,12 +87,18 @@ struct AbExperimentOptions {
   CompareOptions compare_options(CompareOptions base) const;
 };
 
+/// The most ranks per job of an experiment: an interleaved pair runs two jobs at once, and the
+/// parent forwards signals to at most 64 children.
+inline constexpr int kMaxAbWorldSize = 32;
+
 /// What an experiment produced.
 struct AbExperimentResult {
-  std::vector<std::string> a_paths;  ///< Side A's run files, repeat 1 first.
+  /// Side A's run files, repeat 1 first; with a world size, every rank file of each run, by rank.
+  std::vector<std::string> a_paths;
   std::vector<std::string> b_paths;
   /// 0 when every run finished; else the first failed run's code (2: bad input, 1: the run
-  /// failed or was killed), which the CLI exits with. Runs after a failed one are not started.
+  /// failed or was killed, 3: it crashed; a job's code is wait_for_ranks()'s: 3 when a rank
+  /// crashed), which the CLI exits with. Runs after a failed one are not started.
   int exit_code = 0;
 };
 

@@ -1,0 +1,242 @@
+// `recompdiag ab --world-size N` (issue 11): each run of each pair is a local data-parallel job, the
+// report compares the jobs as `compare` does, and signals and crashes reach every rank.
+
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli_util.h"
+#include "recompdiag/core/run_io.h"
+#include "test_util.h"
+
+using namespace recompdiag;
+
+namespace {
+
+// Small enough that two 2-rank jobs stay quick on 2 cores.
+const std::string kSmall = "--epochs 2,1 --steps-per-epoch 4 --batch-size 8 --hidden 8 --quiet";
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+std::vector<double> step_losses(const RunFile& run) {
+  std::vector<double> out;
+  for (const StepRecord& s : run.steps) out.push_back(s.loss);
+  return out;
+}
+
+/// Starts `recompdiag ARGS...` with stderr to `err`; returns its pid.
+pid_t start_cli(std::vector<std::string> args, const std::string& err) {
+  std::fflush(nullptr);  // the child must not write doctest's buffered output again
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    if (!std::freopen(err.c_str(), "w", stderr)) ::_exit(126);
+    if (!std::freopen("/dev/null", "w", stdout)) ::_exit(126);
+    std::vector<char*> argv{const_cast<char*>(RECOMPDIAG_BIN)};
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(RECOMPDIAG_BIN, argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+/// Waits (60 s at most) until `path` holds `steps` step lines.
+void wait_for_steps(const std::string& path, int64_t steps) {
+  for (int i = 0; i < 1200; ++i) {
+    const std::string text = test::read_text(path);
+    int64_t n = 0;
+    for (size_t pos = 0; (pos = text.find("\"type\":\"step\"", pos)) != std::string::npos; ++pos) {
+      ++n;
+    }
+    if (n >= steps) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  FAIL("no " << steps << " steps in " << path << " within 60 s");
+}
+
+/// The processes whose parent is `parent` (from /proc/PID/stat's fourth field).
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> kids;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    const auto close = line.rfind(')');  // the command name may hold spaces
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    char state;
+    pid_t ppid = 0;
+    if (rest >> state >> ppid && ppid == parent) kids.push_back(std::stoi(name));
+  }
+  return kids;
+}
+
+}  // namespace
+
+TEST_CASE("ab --world-size 2: each run a 2-rank job, the report compares the jobs") {
+  test::TempDir dir;
+  const std::string out = dir.file("ab");
+  const auto o = test::run_cli("ab --world-size 2 " + kSmall + " --out-dir " + out);
+  INFO(o.output);
+  REQUIRE(o.exit_code == 0);
+  std::set<std::string> jobs;
+  for (const char* side : {"recompile", "mutable"}) {
+    CAPTURE(side);
+    const RunFile r0 = read_run_file(out + "/" + side + ".rank0.jsonl");
+    const RunFile r1 = read_run_file(out + "/" + side + ".rank1.jsonl");
+    CHECK(r0.header.world_size == 2);
+    CHECK(r1.header.rank == 1);
+    CHECK(r0.header.job_id == r1.header.job_id);
+    jobs.insert(r0.header.job_id);
+    CHECK(r0.steps.size() == 12);
+    CHECK(r1.steps.size() == 12);
+    REQUIRE(r0.summary.has_value());
+    REQUIRE(r1.summary.has_value());
+    CHECK(r0.summary->parameters_digest == r1.summary->parameters_digest);
+    CHECK(step_losses(r0) == step_losses(r1));
+  }
+  CHECK(jobs.size() == 2);
+  const auto report = nlohmann::json::parse(test::read_text(out + "/report.json"));
+  CHECK(report["runs_a"].size() == 1);  // a job is one run
+  CHECK(report["runs_b"].size() == 1);
+  for (const char* key : {"job_a", "job_b"}) {
+    CAPTURE(key);
+    REQUIRE(report[key].is_object());
+    CHECK(report[key]["world_size"] == 2);
+    REQUIRE(report[key]["ranks"].size() == 2);
+    for (const auto& rank : report[key]["ranks"]) {
+      // recompile mode compiles at the start and at the switch; mutable mode at the start only.
+      CHECK(rank["compiles"] == (std::string(key) == "job_a" ? 2 : 1));
+    }
+  }
+}
+
+TEST_CASE("ab --world-size 2 --fault recompile-one-rank: rank 1's compile is named") {
+  test::TempDir dir;
+  const std::string out = dir.file("ab");
+  const auto o = test::run_cli(
+      "ab --world-size 2 --fault recompile-one-rank --epochs 2,2 --steps-per-epoch 6 "
+      "--batch-size 8 --hidden 8 --quiet --out-dir " +
+      out);
+  INFO(o.output);
+  REQUIRE(o.exit_code == 0);
+  const auto report = nlohmann::json::parse(test::read_text(out + "/report.json"));
+  // Both jobs train in mutable mode, so rank 1's compile at the switch is the fault alone.
+  std::vector<int> compiles_a, compiles_b;
+  for (const auto& r : report["job_a"]["ranks"]) compiles_a.push_back(r["compiles"]);
+  for (const auto& r : report["job_b"]["ranks"]) compiles_b.push_back(r["compiles"]);
+  CHECK(compiles_a == std::vector<int>{1, 1});
+  CHECK(compiles_b == std::vector<int>{1, 2});
+  const int64_t switch_step = 12;
+  bool named = false;
+  for (const auto& f : report["job_b"]["stragglers"]) {
+    if (f["first_step"].get<int64_t>() <= switch_step &&
+        switch_step <= f["last_step"].get<int64_t>()) {
+      INFO(f["sentence"].get<std::string>());
+      CHECK(f["straggler"] == 1);
+      CHECK(contains(f["cause"].get<std::string>(), "recompile-one-rank=1: this rank alone"));
+      CHECK(f["waiters"] == nlohmann::json::array({0}));
+      named = true;
+    }
+  }
+  CHECK(named);
+}
+
+TEST_CASE("SIGINT to ab --world-size 2 reaches every rank; each job's ranks stop together") {
+  test::TempDir dir;
+  const std::string out = dir.file("ab");
+  const std::string err = dir.file("stderr.txt");
+  const pid_t ab = start_cli(
+      {"ab", "--world-size", "2", "--epochs", "200,100", "--steps-per-epoch", "10", "--batch-size",
+       "4", "--seq-len", "6", "--hidden", "8", "--quiet", "--threads", "1", "--out-dir", out},
+      err);
+  wait_for_steps(out + "/mutable.rank1.jsonl", 15);
+  ::kill(ab, SIGINT);
+  int status = 0;
+  REQUIRE(::waitpid(ab, &status, 0) == ab);
+  INFO(test::read_text(err));
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  for (const char* side : {"recompile", "mutable"}) {
+    CAPTURE(side);
+    const RunFile r0 = read_run_file(out + "/" + side + ".rank0.jsonl");
+    const RunFile r1 = read_run_file(out + "/" + side + ".rank1.jsonl");
+    for (const RunFile* f : {&r0, &r1}) {
+      REQUIRE(f->summary.has_value());
+      CHECK(f->summary->status == "interrupted");
+      CHECK(f->summary->steps == static_cast<int64_t>(f->steps.size()));
+    }
+    CHECK(r0.steps.size() == r1.steps.size());  // the ranks agreed on the step to stop after
+    CHECK(r0.steps.size() >= 10);
+  }
+  CHECK_FALSE(std::filesystem::exists(out + "/report.md"));
+}
+
+TEST_CASE("ab --world-size 2 exits 3 when a rank crashes; its peer fails, the other job ends") {
+  test::TempDir dir;
+  const std::string out = dir.file("ab");
+  const std::string err = dir.file("stderr.txt");
+  const pid_t ab = start_cli(
+      {"ab", "--world-size", "2", "--epochs", "20,10", "--steps-per-epoch", "10", "--batch-size",
+       "4", "--seq-len", "6", "--hidden", "8", "--quiet", "--threads", "1", "--out-dir", out},
+      err);
+  wait_for_steps(out + "/recompile.rank1.jsonl", 12);
+  std::vector<pid_t> ranks = children_of(ab);
+  REQUIRE(ranks.size() == 4);
+  std::sort(ranks.begin(), ranks.end());
+  ::kill(ranks[1], SIGSEGV);  // as a bug in one rank would
+  int status = 0;
+  REQUIRE(::waitpid(ab, &status, 0) == ab);
+  const std::string text = test::read_text(err);
+  INFO(text);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 3);
+  CHECK(contains(text, "recompdiag: internal error: "));
+  CHECK(contains(text, "was killed by signal 11"));
+  CHECK(contains(text, "all-reduce of step"));  // its peer's line: it failed, it did not hang
+  CHECK_FALSE(std::filesystem::exists(out + "/report.md"));
+}
+
+TEST_CASE("ab --world-size: bad world sizes and a launcher's rank are bad input, one line") {
+  test::TempDir dir;
+  struct Case {
+    std::string env, args, says;
+  };
+  const Case cases[] = {
+      {"", "--world-size 33 --batch-size 64 --quiet", "ab --world-size 33 is outside [1, 32]"},
+      {"", "--world-size 0", "--world-size 0 is outside [1, 64]"},
+      {"", "--world-size 9", "smaller than the world size 9"},
+      {"", "--world-size 2 --fault recompile-one-rank=2", "the job has ranks 0-1"},
+      {"RANK=0 WORLD_SIZE=2", "--world-size 2", "ab starts its jobs' ranks itself"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.args);
+    const std::string flags = contains(c.args, "--batch-size") ? "" : " " + kSmall;
+    const std::string args = "ab " + c.args + flags + " --out-dir " + dir.file("ab");
+    const auto r = c.env.empty() ? test::run_cli(args) : test::run_cli_env(c.env, args);
+    INFO(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.output, "recompdiag: error: "));
+    CHECK(contains(r.output, c.says));
+    CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+  }
+  CHECK(!std::filesystem::exists(dir.file("ab")));
+}
