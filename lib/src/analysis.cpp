@@ -12,7 +12,7 @@ namespace recompdiag {
 namespace {
 
 // Compile events and alerts (alert events, and alerts carried only on steps), in step order.
-void collect_compiles_and_alerts(const RunFile& run, RunAnalysis& out) {
+void collect_compiles_and_alerts(const ColumnarRun& run, RunAnalysis& out) {
   for (const EventRecord& e : run.events) {
     if (e.kind == EventKind::kCompile) out.compiles.push_back({e.step, e.phase, e.reason});
     if (e.kind == EventKind::kAlert) {
@@ -25,10 +25,10 @@ void collect_compiles_and_alerts(const RunFile& run, RunAnalysis& out) {
   }
   std::set<std::pair<int64_t, std::string>> from_events;
   for (const auto& a : out.alerts) from_events.insert({a.step, a.rule});
-  for (const StepRecord& s : run.steps) {
-    for (const std::string& rule : s.alerts) {
-      if (!from_events.count({s.step, rule})) out.alerts.push_back({s.step, s.phase, rule, ""});
-    }
+  for (const auto& [index, rule] : run.steps.alerts()) {
+    const int64_t step = run.steps.step(index);
+    if (!from_events.count({step, rule}))
+      out.alerts.push_back({step, run.steps.phase(index), rule, ""});
   }
   std::stable_sort(out.alerts.begin(), out.alerts.end(),
                    [](const AlertInstance& x, const AlertInstance& y) { return x.step < y.step; });
@@ -44,11 +44,15 @@ std::optional<size_t> find_phase(const RunAnalysis& analysis, int phase) {
 }
 
 RunAnalysis analyze_run(const RunFile& run, const AnalysisOptions& o) {
+  return analyze_run(to_columnar(run), o);
+}
+
+RunAnalysis analyze_run(const ColumnarRun& run, const AnalysisOptions& o) {
   RunAnalysis out;
   out.path = run.path;
   out.header = run.header;
   out.summary = run.summary;
-  const std::vector<StepRecord>& steps = run.steps;
+  const StepColumns& steps = run.steps;
   out.steps = static_cast<int64_t>(steps.size());
 
   for (const SkippedLine& s : run.skipped) {
@@ -58,7 +62,7 @@ RunAnalysis analyze_run(const RunFile& run, const AnalysisOptions& o) {
   if (!run.summary) out.warnings.push_back(run.path + ": no summary line; the run did not finish");
 
   collect_compiles_and_alerts(run, out);
-  for (const StepRecord& s : steps) out.total_wall_s += s.wall_ms / 1000.0;
+  for (size_t i = 0; i < steps.size(); ++i) out.total_wall_s += steps.wall_ms(i) / 1000.0;
 
   const detail::EventIndex events(run.events);
   const detail::PhaseSteps groups = detail::group_by_phase(steps);

@@ -36,23 +36,29 @@ int64_t detect_warmup(const std::vector<double>& ms, const AnalysisOptions& o, d
 
 }  // namespace
 
-std::vector<PhaseAnalysis> analyze_phases(const std::vector<StepRecord>& steps,
-                                          const PhaseSteps& groups, const EventIndex& events,
-                                          const AnalysisOptions& o, std::vector<char>& is_warmup) {
+std::vector<PhaseAnalysis> analyze_phases(const StepColumns& steps, const PhaseSteps& groups,
+                                          const EventIndex& events, const AnalysisOptions& o,
+                                          std::vector<char>& is_warmup) {
   std::vector<PhaseAnalysis> out;
   for (int phase : groups.order) {
-    const std::vector<size_t>& idx = groups.by_phase.at(phase);
+    const StepIndex& idx = groups.by_phase.at(phase);
     PhaseAnalysis pa;
     pa.phase = phase;
-    pa.first_step = steps[idx.front()].step;
-    pa.last_step = steps[idx.back()].step;
+    pa.first_step = steps.step(idx.front());
+    pa.last_step = steps.step(idx.back());
     std::vector<double> ms;
     ms.reserve(idx.size());
-    for (size_t i : idx) ms.push_back(steps[i].wall_ms);
+    for (const IndexRange& r : idx.ranges(0, idx.size())) {
+      for (size_t i = r.lo; i < r.hi; ++i) ms.push_back(steps.wall_ms(i));
+    }
     double threshold = 0.0;
     pa.warmup_steps = detect_warmup(ms, o, &threshold);
+    const auto warmup = static_cast<size_t>(pa.warmup_steps);
     pa.all = summarize(ms);
-    std::vector<double> steady(ms.begin() + pa.warmup_steps, ms.end());
+    // The steady steps in step order, reusing `ms` (the warm-up's times are kept apart).
+    const std::vector<double> warmup_ms(ms.begin(), ms.begin() + pa.warmup_steps);
+    ms.erase(ms.begin(), ms.begin() + pa.warmup_steps);
+    std::vector<double>& steady = ms;
     if (steady.size() >= 8) {
       const auto half = static_cast<std::ptrdiff_t>(steady.size() / 2);
       const double first =
@@ -63,23 +69,23 @@ std::vector<PhaseAnalysis> analyze_phases(const std::vector<StepRecord>& steps,
     std::sort(steady.begin(), steady.end());
     pa.steady = summarize_sorted(steady);
     pa.steady_sorted_ms = std::move(steady);
+    pa.steady_sorted_ms.shrink_to_fit();
     double extra_ms = 0.0;
-    for (int64_t k = 0; k < pa.warmup_steps; ++k) {
-      extra_ms += ms[static_cast<size_t>(k)] - pa.steady.median_ms;
-      is_warmup[idx[static_cast<size_t>(k)]] = 1;
+    for (size_t k = 0; k < warmup; ++k) {
+      extra_ms += warmup_ms[k] - pa.steady.median_ms;
+      is_warmup[idx[k]] = 1;
     }
     pa.warmup_extra_s = std::max(0.0, extra_ms) / 1000.0;
-    for (size_t k = 0; k < idx.size(); ++k) {
-      add_step(pa.counts, steps[idx[k]]);
-      if (static_cast<int64_t>(k) >= pa.warmup_steps) add_step(pa.steady_counts, steps[idx[k]]);
-    }
+    for (const IndexRange& r : idx.ranges(0, idx.size())) add_steps(pa.counts, steps, r.lo, r.hi);
+    for (const IndexRange& r : idx.ranges(warmup, idx.size()))
+      add_steps(pa.steady_counts, steps, r.lo, r.hi);
     pa.counts.compile_events = events.compiles_in(pa.first_step, pa.last_step);
-    pa.steady_counts.compile_events = events.compiles_in(
-        steps[idx[std::min<size_t>(static_cast<size_t>(pa.warmup_steps), idx.size() - 1)]].step,
-        pa.last_step);
-    const StepRecord& last = steps[idx.back()];
-    pa.final_loss = last.loss;
-    pa.final_head_losses = last.head_losses;
+    pa.steady_counts.compile_events =
+        events.compiles_in(steps.step(idx[std::min(warmup, idx.size() - 1)]), pa.last_step);
+    const size_t last = idx.back();
+    pa.final_loss = steps.loss(last);
+    pa.final_head_losses.assign(steps.head_losses(last),
+                                steps.head_losses(last) + steps.head_count(last));
     out.push_back(std::move(pa));
   }
   return out;

@@ -10,24 +10,34 @@
 
 namespace recompdiag::detail {
 
-std::vector<SlowStretch> find_slow_stretches(const RunFile& run,
+std::vector<SlowStretch> find_slow_stretches(const ColumnarRun& run,
                                              const std::vector<PhaseAnalysis>& phases,
                                              const std::vector<char>& is_warmup,
                                              const EventIndex& events, const AnalysisOptions& o,
                                              int64_t* found) {
-  const std::vector<StepRecord>& steps = run.steps;
+  const StepColumns& steps = run.steps;
   const std::string optimizer = optimizer_name(run.header);
   std::vector<SlowStretch> stretches;
   std::map<int, const PhaseAnalysis*> phase_of;
   for (const auto& pa : phases) phase_of[pa.phase] = &pa;
+  // Phases change rarely: remember the last one looked up instead of a map lookup per step.
+  int cached_phase = phases.empty() ? 0 : phases[0].phase;
+  const PhaseAnalysis* cached = phases.empty() ? nullptr : &phases[0];
+  auto phase_analysis = [&](int phase) {
+    if (phase != cached_phase) {
+      cached_phase = phase;
+      cached = phase_of[phase];
+    }
+    return cached;
+  };
   // The first step of every phase after the first starts a stretch even when it is not slow:
   // the switch is always shown with what coincides with it.
   auto starts_phase = [&](size_t k) {
-    return k > 0 && steps[k].phase != steps[k - 1].phase && steps[k].phase != phases[0].phase;
+    return k > 0 && steps.phase(k) != steps.phase(k - 1) && steps.phase(k) != phases[0].phase;
   };
   auto is_slow = [&](size_t k) {
-    const double ref = phase_of[steps[k].phase]->steady.median_ms;
-    return ref > 0 && (is_warmup[k] || starts_phase(k) || steps[k].wall_ms > o.slow_factor * ref);
+    const double ref = phase_analysis(steps.phase(k))->steady.median_ms;
+    return ref > 0 && (is_warmup[k] || starts_phase(k) || steps.wall_ms(k) > o.slow_factor * ref);
   };
   const auto gap = static_cast<size_t>(std::max<int64_t>(o.stretch_gap, 0));
   size_t i = 0;
@@ -36,24 +46,24 @@ std::vector<SlowStretch> find_slow_stretches(const RunFile& run,
       ++i;
       continue;
     }
-    const PhaseAnalysis* pa = phase_of[steps[i].phase];
+    const PhaseAnalysis* pa = phase_analysis(steps.phase(i));
     const double ref = pa->steady.median_ms;
     size_t j = i;
     for (size_t next = j + 1;
-         next < steps.size() && next <= j + gap + 1 && steps[next].phase == steps[i].phase;
+         next < steps.size() && next <= j + gap + 1 && steps.phase(next) == steps.phase(i);
          ++next) {
       if (is_slow(next)) j = next;
     }
     SlowStretch s;
-    s.first_step = steps[i].step;
-    s.last_step = steps[j].step;
-    s.phase = steps[i].phase;
+    s.first_step = steps.step(i);
+    s.last_step = steps.step(j);
+    s.phase = steps.phase(i);
     ProbeCounts c;
+    add_steps(c, steps, i, j + 1);
     double sum_ms = 0.0;
     for (size_t k = i; k <= j; ++k) {
-      add_step(c, steps[k]);
-      sum_ms += steps[k].wall_ms;
-      s.max_ratio = std::max(s.max_ratio, steps[k].wall_ms / ref);
+      sum_ms += steps.wall_ms(k);
+      s.max_ratio = std::max(s.max_ratio, steps.wall_ms(k) / ref);
     }
     const auto n = static_cast<double>(j - i + 1);
     s.mean_ratio = sum_ms / n / ref;

@@ -18,7 +18,7 @@ namespace {
 std::string fmt(const char* f, double v) { return detail::format_number(f, v); }
 
 // Reads the runs' analyses on up to two threads: a million steps each, two cores halve the wait.
-std::vector<RunAnalysis> analyze_all(const std::vector<const RunFile*>& runs,
+std::vector<RunAnalysis> analyze_all(const std::vector<const ColumnarRun*>& runs,
                                      const AnalysisOptions& options) {
   std::vector<RunAnalysis> out(runs.size());
   std::vector<std::future<void>> pending;
@@ -35,7 +35,7 @@ std::vector<RunAnalysis> analyze_all(const std::vector<const RunFile*>& runs,
 }
 
 // Throws when a file is given twice (on one side or both) or a run has no steps.
-void check_distinct(const std::vector<const RunFile*>& all) {
+void check_distinct(const std::vector<const ColumnarRun*>& all) {
   for (size_t i = 0; i < all.size(); ++i) {
     if (all[i]->steps.empty()) {
       throw InputError(all[i]->path + ": no step records; nothing to compare");
@@ -52,7 +52,7 @@ void check_distinct(const std::vector<const RunFile*>& all) {
 }
 
 // The runs of one side must share their configuration; only the seed may differ.
-void check_same_config(const std::vector<const RunFile*>& side, const char* name) {
+void check_same_config(const std::vector<const ColumnarRun*>& side, const char* name) {
   for (size_t i = 1; i < side.size(); ++i) {
     for (const ConfigDifference& d : detail::diff_headers(side[0]->header, side[i]->header)) {
       if (d.key == "seed" || d.key == "config.seed") continue;
@@ -138,13 +138,13 @@ void summarize(Comparison& c) {
   }
 }
 
-Comparison compare_sets(const std::vector<const RunFile*>& a, const std::vector<const RunFile*>& b,
-                        const CompareOptions& options) {
+Comparison compare_sets(const std::vector<const ColumnarRun*>& a,
+                        const std::vector<const ColumnarRun*>& b, const CompareOptions& options) {
   if (a.empty() || b.empty()) {
     throw InputError(std::string("no run files for side ") + (a.empty() ? "A" : "B") +
                      "; compare needs at least one run per side");
   }
-  std::vector<const RunFile*> all = a;
+  std::vector<const ColumnarRun*> all = a;
   all.insert(all.end(), b.begin(), b.end());
   check_distinct(all);
   check_same_config(a, "A");
@@ -162,8 +162,8 @@ Comparison compare_sets(const std::vector<const RunFile*>& a, const std::vector<
   }
   Comparison c;
   c.options = options;
-  for (const RunFile* r : a) c.paths_a.push_back(r->path);
-  for (const RunFile* r : b) c.paths_b.push_back(r->path);
+  for (const ColumnarRun* r : a) c.paths_a.push_back(r->path);
+  for (const ColumnarRun* r : b) c.paths_b.push_back(r->path);
   c.unit = a.size() >= 2 || b.size() >= 2 ? ReplicationUnit::kRuns : ReplicationUnit::kBlocks;
 
   // Phases named by steps or phase_start events of any run must have steps in all.
@@ -173,7 +173,7 @@ Comparison compare_sets(const std::vector<const RunFile*>& a, const std::vector<
       for (const auto& p : ra.phases) phases.insert(p.phase);
     }
   }
-  for (const RunFile* run : all) {
+  for (const ColumnarRun* run : all) {
     for (const auto& e : run->events) {
       if (e.kind == EventKind::kPhaseStart) phases.insert(e.phase);
     }
@@ -287,16 +287,30 @@ Comparison compare_sets(const std::vector<const RunFile*>& a, const std::vector<
 
 }  // namespace
 
-Comparison compare_run_sets(const std::vector<RunFile>& a, const std::vector<RunFile>& b,
+Comparison compare_run_sets(const std::vector<ColumnarRun>& a, const std::vector<ColumnarRun>& b,
                             const CompareOptions& options) {
-  std::vector<const RunFile*> pa, pb;
-  for (const RunFile& r : a) pa.push_back(&r);
-  for (const RunFile& r : b) pb.push_back(&r);
+  std::vector<const ColumnarRun*> pa, pb;
+  for (const ColumnarRun& r : a) pa.push_back(&r);
+  for (const ColumnarRun& r : b) pb.push_back(&r);
   return compare_sets(pa, pb, options);
 }
 
-Comparison compare_runs(const RunFile& a, const RunFile& b, const CompareOptions& options) {
+Comparison compare_run_sets(const std::vector<RunFile>& a, const std::vector<RunFile>& b,
+                            const CompareOptions& options) {
+  std::vector<ColumnarRun> ca, cb;
+  for (const RunFile& r : a) ca.push_back(to_columnar(r));
+  for (const RunFile& r : b) cb.push_back(to_columnar(r));
+  return compare_run_sets(ca, cb, options);
+}
+
+Comparison compare_runs(const ColumnarRun& a, const ColumnarRun& b, const CompareOptions& options) {
   return compare_sets({&a}, {&b}, options);
+}
+
+Comparison compare_runs(const RunFile& a, const RunFile& b, const CompareOptions& options) {
+  const ColumnarRun ca = to_columnar(a);
+  const ColumnarRun cb = to_columnar(b);
+  return compare_sets({&ca}, {&cb}, options);
 }
 
 }  // namespace recompdiag

@@ -14,16 +14,17 @@ namespace recompdiag::detail {
 namespace {
 
 // A run's steady steps of one phase, in step order (the analysis keeps them sorted).
-std::vector<double> steady_series(const RunFile& run, const PhaseAnalysis& pa) {
+std::vector<double> steady_series(const ColumnarRun& run, const PhaseAnalysis& pa) {
   std::vector<double> out;
+  out.reserve(static_cast<size_t>(pa.steady.n));
   int64_t skipped = 0;
-  for (const StepRecord& s : run.steps) {
-    if (s.phase != pa.phase) continue;
+  for (size_t i = 0; i < run.steps.size(); ++i) {
+    if (run.steps.phase(i) != pa.phase) continue;
     if (skipped < pa.warmup_steps) {
       ++skipped;
       continue;
     }
-    out.push_back(s.wall_ms);
+    out.push_back(run.steps.wall_ms(i));
   }
   return out;
 }

@@ -11,21 +11,22 @@ namespace recompdiag {
 
 namespace {
 
-// The loss of `s` under `weights` (the head losses re-weighted); the recorded loss when the head
-// losses do not match the weights.
-double objective(const StepRecord& s, const std::vector<double>& weights) {
-  if (weights.empty() || s.head_losses.size() != weights.size()) return s.loss;
+// The loss of step `k` under `weights` (the head losses re-weighted); the recorded loss when the
+// head losses do not match the weights.
+double objective(const StepColumns& steps, size_t k, const std::vector<double>& weights) {
+  const double* heads = steps.head_losses(k);
+  if (weights.empty() || steps.head_count(k) != weights.size()) return steps.loss(k);
   double v = 0.0;
-  for (size_t h = 0; h < weights.size(); ++h) v += weights[h] * s.head_losses[h];
+  for (size_t h = 0; h < weights.size(); ++h) v += weights[h] * heads[h];
   return v;
 }
 
-double mean_objective(const std::vector<StepRecord>& steps, size_t first, size_t last,
+double mean_objective(const StepColumns& steps, size_t first, size_t last,
                       const std::vector<double>& weights) {
   double sum = 0.0;
   size_t n = 0;
   for (size_t k = first; k < last; ++k) {
-    const double v = objective(steps[k], weights);
+    const double v = objective(steps, k, weights);
     if (std::isfinite(v)) {
       sum += v;
       ++n;
@@ -41,18 +42,22 @@ const char* to_string(ConvergenceVerdict verdict) {
 }
 
 RunConvergence analyze_convergence(const RunFile& run, const ConvergenceOptions& o) {
+  return analyze_convergence(to_columnar(run), o);
+}
+
+RunConvergence analyze_convergence(const ColumnarRun& run, const ConvergenceOptions& o) {
   RunConvergence out;
-  const std::vector<StepRecord>& steps = run.steps;
+  const StepColumns& steps = run.steps;
   if (steps.empty()) return out;
   const auto w = static_cast<size_t>(std::max<int64_t>(o.window, 1));
   for (size_t i = 1; i < steps.size(); ++i) {
-    if (steps[i].phase == steps[i - 1].phase) continue;
+    if (steps.phase(i) == steps.phase(i - 1)) continue;
     size_t end = i;
-    while (end < steps.size() && steps[end].phase == steps[i].phase) ++end;
-    const std::vector<double>& weights = steps[i].loss_weights;
+    while (end < steps.size() && steps.phase(end) == steps.phase(i)) ++end;
+    const std::vector<double>& weights = steps.loss_weights(i);
     SwitchConvergence sc;
-    sc.to_phase = steps[i].phase;
-    sc.switch_step = steps[i].step;
+    sc.to_phase = steps.phase(i);
+    sc.switch_step = steps.step(i);
     sc.phase_steps = static_cast<int64_t>(end - i);
     sc.loss_before = mean_objective(steps, i - std::min(w, i), i, weights);
     sc.loss_after = mean_objective(steps, i, std::min(end, i + w), weights);
@@ -67,15 +72,15 @@ RunConvergence analyze_convergence(const RunFile& run, const ConvergenceOptions&
     sc.phase_loss = mean_objective(steps, i, end, weights);
     for (size_t k = i; k < end;) {
       size_t epoch_end = k;
-      while (epoch_end < end && steps[epoch_end].epoch == steps[k].epoch) ++epoch_end;
+      while (epoch_end < end && steps.epoch(epoch_end) == steps.epoch(k)) ++epoch_end;
       sc.epoch_losses.push_back(mean_objective(steps, k, epoch_end, weights));
       k = epoch_end;
     }
     out.switches.push_back(sc);
   }
   const size_t from = steps.size() - std::min(w, steps.size());
-  out.final_loss = mean_objective(steps, from, steps.size(), steps.back().loss_weights);
-  const size_t heads = steps.back().head_losses.size();
+  out.final_loss = mean_objective(steps, from, steps.size(), steps.loss_weights(steps.size() - 1));
+  const size_t heads = steps.head_count(steps.size() - 1);
   for (size_t h = 0; h < heads; ++h) {
     std::vector<double> one(heads, 0.0);
     one[h] = 1.0;
@@ -87,9 +92,24 @@ RunConvergence analyze_convergence(const RunFile& run, const ConvergenceOptions&
 ConvergenceComparison compare_convergence(const std::vector<RunFile>& a,
                                           const std::vector<RunFile>& b,
                                           const ConvergenceOptions& o) {
-  std::vector<const RunFile*> pa, pb;
-  for (const RunFile& r : a) pa.push_back(&r);
-  for (const RunFile& r : b) pb.push_back(&r);
+  std::vector<ColumnarRun> ca, cb;
+  for (const RunFile& r : a) ca.push_back(to_columnar(r));
+  for (const RunFile& r : b) cb.push_back(to_columnar(r));
+  std::vector<const ColumnarRun*> pa, pb;
+  for (const ColumnarRun& r : ca) pa.push_back(&r);
+  for (const ColumnarRun& r : cb) pb.push_back(&r);
+  return compare_convergence(pa, pb, o);
+}
+
+ConvergenceComparison compare_convergence(const std::vector<const RunFile*>& a,
+                                          const std::vector<const RunFile*>& b,
+                                          const ConvergenceOptions& o) {
+  std::vector<ColumnarRun> ca, cb;
+  for (const RunFile* r : a) ca.push_back(to_columnar(*r));
+  for (const RunFile* r : b) cb.push_back(to_columnar(*r));
+  std::vector<const ColumnarRun*> pa, pb;
+  for (const ColumnarRun& r : ca) pa.push_back(&r);
+  for (const ColumnarRun& r : cb) pb.push_back(&r);
   return compare_convergence(pa, pb, o);
 }
 
@@ -137,8 +157,8 @@ std::string percent(double change) {
 
 }  // namespace
 
-ConvergenceComparison compare_convergence(const std::vector<const RunFile*>& a,
-                                          const std::vector<const RunFile*>& b,
+ConvergenceComparison compare_convergence(const std::vector<const ColumnarRun*>& a,
+                                          const std::vector<const ColumnarRun*>& b,
                                           const ConvergenceOptions& o) {
   ConvergenceComparison out;
   out.pairs = static_cast<int>(std::min(a.size(), b.size()));

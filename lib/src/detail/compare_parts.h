@@ -11,7 +11,7 @@ namespace recompdiag::detail {
 
 /// The runs of one side with their analyses, in the order given.
 struct SideRuns {
-  std::vector<const RunFile*> files;
+  std::vector<const ColumnarRun*> files;
   std::vector<RunAnalysis> analyses;
   /// Index of the phase being compared in each analysis.
   std::vector<size_t> phase_index;

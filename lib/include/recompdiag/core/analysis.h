@@ -4,7 +4,8 @@
 /// phase switch, probe counts per phase and around each switch, slow stretches with the probe
 /// signals that coincide with them, and the training outcome.
 ///
-/// analyze_run() is a pure function of a RunFile: it returns plain structs that renderers format.
+/// analyze_run() is a pure function of a run (ColumnarRun, or a RunFile): it returns plain structs
+/// that renderers format.
 
 #include <cstdint>
 #include <optional>
@@ -14,6 +15,7 @@
 #include "recompdiag/core/record.h"
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/core/section_totals.h"
+#include "recompdiag/core/step_columns.h"
 
 namespace recompdiag {
 
@@ -258,7 +260,9 @@ struct RunAnalysis {
   std::vector<std::string> warnings;  ///< Skipped lines, an unfinished run, ...
 };
 
-/// Analyzes one run. Never throws for a valid RunFile; a run without steps gives empty phases.
+/// Analyzes one run. Never throws for a valid run; a run without steps gives empty phases.
+RunAnalysis analyze_run(const ColumnarRun& run, const AnalysisOptions& options = {});
+/// The same of a RunFile (its steps are put in columns first).
 RunAnalysis analyze_run(const RunFile& run, const AnalysisOptions& options = {});
 
 /// The signals by which phase `b` differs from the same phase of a baseline run `a` (null: no

@@ -26,6 +26,7 @@
 #include "recompdiag/core/job.h"
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/core/statistics.h"
+#include "recompdiag/core/step_columns.h"
 #include "recompdiag/core/straggler.h"
 
 namespace recompdiag {
@@ -211,6 +212,9 @@ struct Comparison {
 /// one side differ in configuration (seeds may differ).
 Comparison compare_run_sets(const std::vector<RunFile>& a, const std::vector<RunFile>& b,
                             const CompareOptions& options = {});
+/// The same of runs held as columns (read_columnar_run()): what a million-step run needs.
+Comparison compare_run_sets(const std::vector<ColumnarRun>& a, const std::vector<ColumnarRun>& b,
+                            const CompareOptions& options = {});
 
 /// compare_run_sets() of runs that may be data-parallel jobs (group_rank_files()): a job is one
 /// run whose step takes as long as its slowest rank's (job_run()), and the first run of each side,
@@ -221,6 +225,9 @@ Comparison compare_jobs(const std::vector<RunSet>& a, const std::vector<RunSet>&
 
 /// compare_run_sets() of one run per side.
 Comparison compare_runs(const RunFile& a, const RunFile& b, const CompareOptions& options = {});
+/// The same of runs held as columns.
+Comparison compare_runs(const ColumnarRun& a, const ColumnarRun& b,
+                        const CompareOptions& options = {});
 
 /// Exit code for a CI gate: 1 on regression, else 0.
 int exit_code_for(Verdict verdict);

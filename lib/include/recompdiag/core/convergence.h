@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "recompdiag/core/run_io.h"
+#include "recompdiag/core/step_columns.h"
 
 namespace recompdiag {
 
@@ -64,6 +65,8 @@ struct RunConvergence {
 };
 
 /// Analyzes one run; a run without steps gives zeros.
+RunConvergence analyze_convergence(const ColumnarRun& run, const ConvergenceOptions& options = {});
+/// The same of a RunFile.
 RunConvergence analyze_convergence(const RunFile& run, const ConvergenceOptions& options = {});
 
 /// Training quality of B against A.
@@ -117,6 +120,10 @@ ConvergenceComparison compare_convergence(const std::vector<RunFile>& a,
 /// The same over runs held elsewhere (not owned; must be valid for the call).
 ConvergenceComparison compare_convergence(const std::vector<const RunFile*>& a,
                                           const std::vector<const RunFile*>& b,
+                                          const ConvergenceOptions& options = {});
+/// The same over runs held as columns (not owned; must be valid for the call).
+ConvergenceComparison compare_convergence(const std::vector<const ColumnarRun*>& a,
+                                          const std::vector<const ColumnarRun*>& b,
                                           const ConvergenceOptions& options = {});
 
 }  // namespace recompdiag

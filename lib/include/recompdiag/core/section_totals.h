@@ -32,6 +32,10 @@ class SectionTotals {
   SectionTotals();
   /// Adds the sections present in `step`.
   void add(const StepRecord& step);
+  /// Adds `n` steps that start at `first` and whose integer fields grow by their value in
+  /// `stride` per step, every other field constant (a run of StepColumns::for_each_run): the same
+  /// totals as add() on each, up to rounding in the sums of floating-point fields.
+  void add_run(const StepRecord& first, const StepRecord& stride, int64_t n);
   const std::vector<SectionTotal>& sections() const { return sections_; }
 
  private:

@@ -1,0 +1,75 @@
+// Reading run files into columns, and converting between RunFile and ColumnarRun.
+#include "detail/run_parser.h"
+#include "recompdiag/core/step_columns.h"
+
+namespace recompdiag {
+
+namespace {
+
+// Appends every record to a ColumnarRun; the parser's reused StepRecord is copied into columns.
+class ColumnFiller : public RecordSink {
+ public:
+  explicit ColumnFiller(ColumnarRun& out) : out_(out) {}
+  void on_run_start(const RunHeader& header) override { out_.header = header; }
+  void on_step(const StepRecord& step) override { out_.steps.push_back(step); }
+  void on_event(const EventRecord& event) override { out_.events.push_back(event); }
+  void on_run_end(const RunSummary& summary) override { out_.summary = summary; }
+
+ private:
+  ColumnarRun& out_;
+};
+
+}  // namespace
+
+ColumnarRun read_columnar_run(const std::string& path) {
+  ColumnarRun out;
+  out.path = path;
+  ColumnFiller filler(out);
+  detail::RunLineParser parser(path, filler, out.skipped);
+  // Reserve the plain columns for the whole file once the first chunk tells the bytes per step.
+  bool reserved = false;
+  detail::feed_run_file(path, parser, [&](double fraction) {
+    if (reserved || out.steps.size() < 64 || fraction <= 0.0) return;
+    reserved = true;
+    out.steps.reserve(static_cast<size_t>(static_cast<double>(out.steps.size()) / fraction * 1.02) +
+                      16);
+  });
+  out.steps.shrink_to_fit();
+  return out;
+}
+
+ColumnarRun parse_columnar_run(const std::string& text, const std::string& name) {
+  ColumnarRun out;
+  out.path = name;
+  ColumnFiller filler(out);
+  detail::RunLineParser parser(name, filler, out.skipped);
+  detail::feed_run_text(text, parser);
+  out.steps.shrink_to_fit();
+  return out;
+}
+
+ColumnarRun to_columnar(const RunFile& run) {
+  ColumnarRun out;
+  out.path = run.path;
+  out.header = run.header;
+  out.steps.reserve(run.steps.size());
+  for (const StepRecord& s : run.steps) out.steps.push_back(s);
+  out.events = run.events;
+  out.summary = run.summary;
+  out.skipped = run.skipped;
+  return out;
+}
+
+RunFile to_run_file(const ColumnarRun& run) {
+  RunFile out;
+  out.path = run.path;
+  out.header = run.header;
+  out.steps.reserve(run.steps.size());
+  for (size_t i = 0; i < run.steps.size(); ++i) out.steps.push_back(run.steps.at(i));
+  out.events = run.events;
+  out.summary = run.summary;
+  out.skipped = run.skipped;
+  return out;
+}
+
+}  // namespace recompdiag
