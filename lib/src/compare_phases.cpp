@@ -49,10 +49,10 @@ double geometric_mean(const std::vector<double>& v) {
 std::string format_p(double p) { return p < 0.001 ? "p < 0.001" : format_number("p = %.3f", p); }
 
 // Every step of one phase of a run, in step order.
-std::vector<double> phase_series(const RunFile& run, int phase) {
+std::vector<double> phase_series(const ColumnarRun& run, int phase) {
   std::vector<double> out;
-  for (const StepRecord& s : run.steps) {
-    if (s.phase == phase) out.push_back(s.wall_ms);
+  for (size_t i = 0; i < run.steps.size(); ++i) {
+    if (run.steps.phase(i) == phase) out.push_back(run.steps.wall_ms(i));
   }
   return out;
 }
