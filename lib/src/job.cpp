@@ -56,9 +56,11 @@ StepRecord combine_step(const std::vector<RunFile>& ranks, size_t i) {
 
 }  // namespace
 
-bool is_rank_file(const RunFile& run) {
-  return run.header.world_size > 1 || !run.header.job_id.empty();
+bool is_rank_header(const RunHeader& header) {
+  return header.world_size > 1 || !header.job_id.empty();
 }
+
+bool is_rank_file(const RunFile& run) { return is_rank_header(run.header); }
 
 RunFile job_run(const std::vector<RunFile>& ranks) {
   if (ranks.empty()) throw InputError("a job needs at least one rank file");

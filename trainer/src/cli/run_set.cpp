@@ -39,16 +39,20 @@ std::vector<std::string> expand_run_paths(const std::vector<std::string>& specs,
   return out;
 }
 
-std::vector<RunFile> read_run_set(const std::vector<std::string>& paths) {
-  std::vector<RunFile> out(paths.size());
+namespace {
+
+template <class Run>
+std::vector<Run> read_all(const std::vector<std::string>& paths,
+                          Run (*read)(const std::string& path)) {
+  std::vector<Run> out(paths.size());
   // Two at a time: a second thread halves the wait on big files; more would fight for 2 cores.
   for (size_t i = 0; i < paths.size(); i += 2) {
-    std::future<RunFile> second;
+    std::future<Run> second;
     if (i + 1 < paths.size()) {
-      second = std::async(std::launch::async, [&, i] { return read_run_file(paths[i + 1]); });
+      second = std::async(std::launch::async, [&, i] { return read(paths[i + 1]); });
     }
     try {
-      out[i] = read_run_file(paths[i]);
+      out[i] = read(paths[i]);
     } catch (...) {
       if (second.valid()) second.wait();
       throw;
@@ -56,6 +60,16 @@ std::vector<RunFile> read_run_set(const std::vector<std::string>& paths) {
     if (second.valid()) out[i + 1] = second.get();
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<RunFile> read_run_set(const std::vector<std::string>& paths) {
+  return read_all<RunFile>(paths, &read_run_file);
+}
+
+std::vector<ColumnarRun> read_columnar_run_set(const std::vector<std::string>& paths) {
+  return read_all<ColumnarRun>(paths, &read_columnar_run);
 }
 
 }  // namespace recompdiag::trainer::cli

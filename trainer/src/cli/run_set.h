@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "recompdiag/core/run_io.h"
+#include "recompdiag/core/step_columns.h"
 
 namespace recompdiag::trainer::cli {
 
@@ -20,5 +21,8 @@ std::vector<std::string> expand_run_paths(const std::vector<std::string>& specs,
 /// Reads every file, two at a time; throws the InputError of the first file (in order) that
 /// cannot be read, which names it.
 std::vector<RunFile> read_run_set(const std::vector<std::string>& paths);
+
+/// The same into columns (read_columnar_run()): a few bytes per step instead of a record.
+std::vector<ColumnarRun> read_columnar_run_set(const std::vector<std::string>& paths);
 
 }  // namespace recompdiag::trainer::cli

@@ -21,6 +21,8 @@ namespace recompdiag {
 /// True when `run` is one rank of a data-parallel job (its header has a job id or a world size
 /// above 1).
 bool is_rank_file(const RunFile& run);
+/// The same of a run header.
+bool is_rank_header(const RunHeader& header);
 
 /// The job formed by its rank files, as one run:
 /// - header: rank 0's, with `path` naming the job ("job <id> (N ranks)");
