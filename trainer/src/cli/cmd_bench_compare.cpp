@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include <memory>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "cli/commands.h"
 #include "recompdiag/core/compare.h"
@@ -32,6 +34,7 @@ struct BenchCompareCommand {
   int64_t steps = 1000000;
   std::string dir;
   bool keep = false;
+  std::vector<int64_t> sweep;  ///< Steps per run of each round, each in a fresh process.
 };
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -147,8 +150,54 @@ void run_bench(const BenchCompareCommand& s) {
             << (bytes_per_step <= kTargetBytesPerStep ? "met" : "MISSED") << ")\n"
             << "  step columns:                           " << fixed(column_bytes / total_steps, 1)
             << " bytes per step held by the two runs' columns\n"
-            << "  verdict: " << c.summary << "\n";
+            << "  verdict: " << c.summary
+            << "\n"
+            // One line for --sweep to collect.
+            << "  sweep: " << s.steps << " " << fixed(total_s, 3) << " " << fixed(cpu_s, 3) << " "
+            << fixed(bytes_per_step, 1) << " " << fixed(peak_mib, 0) << " "
+            << fixed(column_bytes / total_steps, 1) << "\n";
   if (!s.keep) std::filesystem::remove_all(dir);
+}
+
+// Runs the bench once per entry of --sweep, each in a fresh process (this executable again) so
+// that each round's peak RSS is its own, relays what each prints, then tabulates the rounds.
+void run_sweep(const BenchCompareCommand& s) {
+  char exe[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) throw InputError("cannot find this executable (/proc/self/exe) to run the sweep");
+  exe[n] = '\0';
+  std::vector<std::string> rows;
+  for (int64_t steps : s.sweep) {
+    if (steps < 4)
+      throw InputError("--sweep: steps must be at least 4, got " + std::to_string(steps));
+    const std::string command =
+        "'" + std::string(exe) + "' bench compare --steps " + std::to_string(steps);
+    std::cout.flush();
+    FILE* child = ::popen(command.c_str(), "r");
+    if (child == nullptr) throw InputError("cannot start " + command);
+    char line[4096];
+    while (std::fgets(line, sizeof line, child) != nullptr) {
+      const std::string text(line);
+      std::cout << text;
+      const auto at = text.find("  sweep: ");
+      if (at != std::string::npos) rows.push_back(text.substr(at + 9));
+    }
+    std::cout.flush();
+    if (::pclose(child) != 0)
+      throw InputError("the round of " + std::to_string(steps) + " steps failed");
+  }
+  std::cout
+      << "\nsweep (2 runs per round; seconds of read + compare + render, wall and CPU):\n"
+      << "  steps per run    wall s    CPU s   bytes/step   peak RSS MiB   column bytes/step\n";
+  for (const std::string& r : rows) {
+    std::istringstream in(r);
+    std::string steps, wall, cpu, bytes, peak, columns;
+    in >> steps >> wall >> cpu >> bytes >> peak >> columns;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "  %13s %9s %8s %12s %14s %19s\n", steps.c_str(), wall.c_str(),
+                  cpu.c_str(), bytes.c_str(), peak.c_str(), columns.c_str());
+    std::cout << buf;
+  }
 }
 
 }  // namespace
@@ -163,7 +212,16 @@ void add_bench_compare_command(CLI::App& bench, CommandContext& ctx) {
   cmd->add_option("--dir", state->dir,
                   "Directory for the run files (default: a fresh temporary one)");
   cmd->add_flag("--keep", state->keep, "Keep the generated run files");
+  cmd->add_option("--sweep", state->sweep,
+                  "Run the bench once per value (steps per run, e.g. 100000,1000000,10000000), "
+                  "each in a fresh process, and tabulate time and bytes per step")
+      ->delimiter(',');
   cmd->callback([state, &ctx] {
+    if (!state->sweep.empty()) {
+      run_sweep(*state);
+      ctx.exit_code = 0;
+      return;
+    }
     run_bench(*state);
     ctx.exit_code = 0;
   });
