@@ -144,12 +144,12 @@ void HtmlRenderer::render(const Comparison& c, std::ostream& out) const {
     out << "</ul>\n";
   }
 
-  out << "<h2>Steady-state step time per phase</h2>\n<table><tr><th>phase</th><th>A steps "
+  out << "<h2>Step time per phase: steady state, and all steps</h2>\n<table><tr><th>phase</th><th>A steps "
          "(warm-up)</th><th>B steps (warm-up)</th><th>A median ms</th><th>B median ms</th>"
          "<th>B/A</th><th>"
       << detail::printf_string("%g%% CI", c.options.bootstrap.confidence * 100.0)
       << "</th><th>p (Holm)</th><th>detectable</th><th>A p95 ms</th><th>B p95 ms</th>"
-         "<th>A MAD ms</th><th>B MAD ms</th><th>all steps B/A</th><th>p (Holm)</th>"
+         "<th>all steps B/A</th><th>p (Holm)</th>"
          "<th class=\"l\">verdict</th></tr>\n";
   for (const auto& p : c.phases) {
     const PhaseAnalysis* pa = nullptr;
@@ -168,8 +168,6 @@ void HtmlRenderer::render(const Comparison& c, std::ostream& out) const {
         << detail::ratio(p.ratio.high) << "</td><td>" << detail::p_value(p.p_holm) << "</td><td>"
         << detail::printf_string("%.1f%%", p.test.mde * 100.0) << "</td><td>"
         << detail::ms(p.p95_a_ms) << "</td><td>" << detail::ms(p.p95_b_ms) << "</td><td>"
-        << (pa ? detail::ms(pa->steady.mad_ms) : "") << "</td><td>"
-        << (pb ? detail::ms(pb->steady.mad_ms) : "") << "</td><td>"
         << detail::ratio(p.whole_test.ratio) << " (" << detail::change(p.whole_test.ratio)
         << ")</td><td>" << detail::p_value(p.whole_p_holm) << "</td><td class=\"l v-"
         << to_string(p.verdict) << "\">" << detail::verdict_words(to_string(p.verdict))
