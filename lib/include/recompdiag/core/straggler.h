@@ -24,7 +24,8 @@ namespace recompdiag {
 /// Settings of analyze_job().
 struct StragglerOptions {
   /// A stretch has a straggler when the ranks' waits differ by at least this many milliseconds
-  /// and by at least `min_wait_share` of the stretch's extra time.
+  /// and by at least `min_wait_share` of the stretch's extra time; the share is waived when the
+  /// rank that waited least is the only one that compiled in the stretch.
   double min_wait_spread_ms = 2.0;
   double min_wait_share = 0.25;
 };
