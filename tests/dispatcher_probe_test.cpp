@@ -168,6 +168,17 @@ TEST_CASE("observer cost micro-benchmark: the 'on' rounds are observed (figures 
   CHECK_FALSE(at::hasGlobalCallbacks());
 }
 
+TEST_CASE("comm probe cost micro-benchmark: the section it adds is measured (figures only)") {
+  const probes::CommProbeCost cost = probes::measure_comm_probe_cost(20000, 3);
+  MESSAGE("comm probe: " << cost.probe_ns << " ns per step, " << cost.write_ns << " ns to write "
+                         << cost.line_bytes << " bytes");
+  CHECK(cost.steps_per_round == 20000);
+  CHECK(cost.rounds == 3);
+  // ,"comm":{"collectives":1,"bytes":4096,"wait_ms":0.125}: what one step line gains.
+  CHECK(cost.line_bytes == 54);
+  CHECK(cost.probe_ns > 0.0);
+}
+
 // GPU only: skipped (and counted as skipped) without a CUDA LibTorch and a device.
 TEST_CASE("GPU: CUPTI and dispatcher probes see kernels, copies and syncs on CUDA" *
           doctest::skip(!torch::cuda::is_available())) {

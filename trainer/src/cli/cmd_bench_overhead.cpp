@@ -11,6 +11,7 @@
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/statistics.h"
 #include "recompdiag/probes/memory_probe.h"
+#include "recompdiag/probes/overhead.h"
 #include "recompdiag/reports/prometheus_exporter.h"
 #include "recompdiag/trainer/trainer.h"
 
@@ -157,6 +158,13 @@ void add_bench_overhead_command(CLI::App& bench, CommandContext& ctx) {
         "memory probe: %.2f us per resident-memory read (one per step), %.4f%% of the "
         "monitor-off median step\n",
         read_ns / 1000.0, 100.0 * read_ns / 1e6 / base);
+    // The comm probe of a data-parallel rank, likewise: its hot path and its run-file section.
+    const probes::CommProbeCost comm = probes::measure_comm_probe_cost();
+    std::printf(
+        "comm probe: %.0f ns per step (one all-reduce timed and recorded) + %.0f ns to write its "
+        "%lld-byte section, %.4f%% of the monitor-off median step\n",
+        comm.probe_ns, comm.write_ns, static_cast<long long>(comm.line_bytes),
+        100.0 * (comm.probe_ns + comm.write_ns) / 1e6 / base);
     ctx.exit_code = 0;
   });
 }

@@ -1,7 +1,8 @@
 #pragma once
 /// \file
-/// Micro-benchmark of the dispatcher probe: what observing one ATen op costs. For `recompdiag bench
-/// overhead` and the benchmark output (the whole-step ratio is the trainer's).
+/// Micro-benchmarks of the probes whose cost is too small to see in step medians: what observing
+/// one ATen op costs the dispatcher probe, and what the `comm` probe costs a data-parallel step.
+/// For `recompdiag bench overhead` and the benchmark output (the whole-step ratio is the trainer's).
 
 #include <cstdint>
 
@@ -28,5 +29,22 @@ struct ObserverCost {
 /// and destroys dispatcher probes: do not call while a Monitor is alive (its probe would make these
 /// unavailable; then the "on" figures equal the "off" ones and nothing is observed).
 ObserverCost measure_observer_cost(int64_t ops_per_round = 200000, int rounds = 7);
+
+/// Median thread-CPU nanoseconds per step of the `comm` probe's work over interleaved rounds:
+/// `probe_ns`, its hot path in a step with one all-reduce (begin_step, the two clock reads that
+/// time the collective, record_collective, end_step); `write_ns`, what its section adds to the
+/// step's run-file line (appending a step record with the section minus one without).
+struct CommProbeCost {
+  int64_t steps_per_round = 0;
+  int rounds = 0;
+  double probe_ns = 0.0;
+  double write_ns = 0.0;
+  /// Bytes the section adds to each step line.
+  int64_t line_bytes = 0;
+};
+
+/// Runs the micro-benchmark on the calling thread (about rounds * 3 * steps_per_round steps of
+/// work, no LibTorch op). Thread-safe: touches nothing shared.
+CommProbeCost measure_comm_probe_cost(int64_t steps_per_round = 200000, int rounds = 7);
 
 }  // namespace recompdiag::probes
