@@ -288,8 +288,9 @@ PhaseSteps group_by_phase(const StepColumns& steps) {
   PhaseSteps out;
   StepIndex* current = nullptr;
   int current_phase = 0;
+  PackedColumn::Reader phases(steps.phase_column());
   for (size_t i = 0; i < steps.size(); ++i) {
-    const int phase = steps.phase(i);
+    const int phase = static_cast<int>(phases(i));
     if (current == nullptr || phase != current_phase) {
       auto [it, inserted] = out.by_phase.try_emplace(phase);
       if (inserted) out.order.push_back(phase);

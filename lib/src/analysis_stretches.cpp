@@ -32,11 +32,12 @@ std::vector<SlowStretch> find_slow_stretches(const ColumnarRun& run,
   };
   // The first step of every phase after the first starts a stretch even when it is not slow:
   // the switch is always shown with what coincides with it.
+  PackedColumn::Reader phase_at(steps.phase_column());
   auto starts_phase = [&](size_t k) {
-    return k > 0 && steps.phase(k) != steps.phase(k - 1) && steps.phase(k) != phases[0].phase;
+    return k > 0 && phase_at(k) != phase_at(k - 1) && phase_at(k) != phases[0].phase;
   };
   auto is_slow = [&](size_t k) {
-    const double ref = phase_analysis(steps.phase(k))->steady.median_ms;
+    const double ref = phase_analysis(static_cast<int>(phase_at(k)))->steady.median_ms;
     return ref > 0 && (is_warmup[k] || starts_phase(k) || steps.wall_ms(k) > o.slow_factor * ref);
   };
   const auto gap = static_cast<size_t>(std::max<int64_t>(o.stretch_gap, 0));
@@ -50,8 +51,7 @@ std::vector<SlowStretch> find_slow_stretches(const ColumnarRun& run,
     const double ref = pa->steady.median_ms;
     size_t j = i;
     for (size_t next = j + 1;
-         next < steps.size() && next <= j + gap + 1 && steps.phase(next) == steps.phase(i);
-         ++next) {
+         next < steps.size() && next <= j + gap + 1 && phase_at(next) == phase_at(i); ++next) {
       if (is_slow(next)) j = next;
     }
     SlowStretch s;

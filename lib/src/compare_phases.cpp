@@ -18,8 +18,9 @@ std::vector<double> steady_series(const ColumnarRun& run, const PhaseAnalysis& p
   std::vector<double> out;
   out.reserve(static_cast<size_t>(pa.steady.n));
   int64_t skipped = 0;
+  PackedColumn::Reader phases(run.steps.phase_column());
   for (size_t i = 0; i < run.steps.size(); ++i) {
-    if (run.steps.phase(i) != pa.phase) continue;
+    if (phases(i) != pa.phase) continue;
     if (skipped < pa.warmup_steps) {
       ++skipped;
       continue;
@@ -51,8 +52,9 @@ std::string format_p(double p) { return p < 0.001 ? "p < 0.001" : format_number(
 // Every step of one phase of a run, in step order.
 std::vector<double> phase_series(const ColumnarRun& run, int phase) {
   std::vector<double> out;
+  PackedColumn::Reader phases(run.steps.phase_column());
   for (size_t i = 0; i < run.steps.size(); ++i) {
-    if (run.steps.phase(i) == phase) out.push_back(run.steps.wall_ms(i));
+    if (phases(i) == phase) out.push_back(run.steps.wall_ms(i));
   }
   return out;
 }
@@ -101,8 +103,8 @@ stats::RatioTest whole_phase_blocks_test(const std::vector<double>& a, const std
                                           (va * va / static_cast<double>(ba.n - 1) +
                                            vb * vb / static_cast<double>(bb.n - 1))
                                     : static_cast<double>(ba.n + bb.n - 2);
-    t = stats::ratio_test_from_log(log_ratio, std::sqrt(va + vb + 2.0 * run_noise * run_noise),
-                                   df, rto);
+    t = stats::ratio_test_from_log(log_ratio, std::sqrt(va + vb + 2.0 * run_noise * run_noise), df,
+                                   rto);
   }
   t.n_a = ba.n;
   t.n_b = bb.n;
@@ -209,8 +211,8 @@ PhaseComparison compare_phase_timing(int phase, const SideRuns& a, const SideRun
     pc.whole_mean_b_ms = fb.all.mean_ms;
     pc.whole_test = whole_phase_blocks_test(
         phase_series(*a.files[0], phase), phase_series(*b.files[0], phase),
-        std::max({epoch_steps(a.files[0]->header), pc.block_steps_a, pc.block_steps_b}), o.run_noise,
-        rto);
+        std::max({epoch_steps(a.files[0]->header), pc.block_steps_a, pc.block_steps_b}),
+        o.run_noise, rto);
   }
   pc.ratio.ratio = pc.test.ratio;
   pc.ratio.low = pc.test.low;
@@ -239,17 +241,14 @@ void judge_phases(std::vector<PhaseComparison>& phases, const CompareOptions& o)
     pc.whole_p_holm = p_holm[phases.size() + i];
     pc.tost_p_holm = tost_holm[i];
     const double r = pc.test.ratio;
-    const std::string unit = pc.unit == ReplicationUnit::kRuns
-                                 ? (pc.paired ? std::to_string(pc.run_medians_a_ms.size()) +
-                                                    " pairs of runs"
-                                              : std::to_string(pc.run_medians_a_ms.size()) +
-                                                    " vs " +
-                                                    std::to_string(pc.run_medians_b_ms.size()) +
-                                                    " runs")
-                                 : std::to_string(pc.test.n_a) + " vs " +
-                                       std::to_string(pc.test.n_b) + " blocks of steps, " +
-                                       format_number("%.1f%%", o.run_noise * 100.0) +
-                                       " run-to-run spread assumed";
+    const std::string unit =
+        pc.unit == ReplicationUnit::kRuns
+            ? (pc.paired ? std::to_string(pc.run_medians_a_ms.size()) + " pairs of runs"
+                         : std::to_string(pc.run_medians_a_ms.size()) + " vs " +
+                               std::to_string(pc.run_medians_b_ms.size()) + " runs")
+            : std::to_string(pc.test.n_a) + " vs " + std::to_string(pc.test.n_b) +
+                  " blocks of steps, " + format_number("%.1f%%", o.run_noise * 100.0) +
+                  " run-to-run spread assumed";
     const std::string figures =
         format_number("B/A %.3f", r) + " (" + level + format_number(" CI %.3f", pc.test.low) +
         format_number("-%.3f, ", pc.test.high) + format_p(pc.p_holm) + " Holm; " + unit +
@@ -257,11 +256,10 @@ void judge_phases(std::vector<PhaseComparison>& phases, const CompareOptions& o)
     const bool significant = pc.p_holm < o.alpha;
     const double w = pc.whole_test.ratio;
     const bool whole_significant = pc.whole_p_holm < o.alpha;
-    const std::string whole_unit =
-        pc.unit == ReplicationUnit::kRuns
-            ? unit
-            : std::to_string(pc.whole_test.n_a) + " vs " + std::to_string(pc.whole_test.n_b) +
-                  " epochs";
+    const std::string whole_unit = pc.unit == ReplicationUnit::kRuns
+                                       ? unit
+                                       : std::to_string(pc.whole_test.n_a) + " vs " +
+                                             std::to_string(pc.whole_test.n_b) + " epochs";
     const std::string whole_figures =
         "every step of the phase, warm-up and compiles included: mean " +
         format_number("%.3g ms", pc.whole_mean_a_ms) + " -> " +

@@ -50,10 +50,12 @@ RunConvergence analyze_convergence(const ColumnarRun& run, const ConvergenceOpti
   const StepColumns& steps = run.steps;
   if (steps.empty()) return out;
   const auto w = static_cast<size_t>(std::max<int64_t>(o.window, 1));
+  PackedColumn::Reader phase(steps.phase_column());
+  PackedColumn::Reader epoch(steps.epoch_column());
   for (size_t i = 1; i < steps.size(); ++i) {
-    if (steps.phase(i) == steps.phase(i - 1)) continue;
+    if (phase(i) == phase(i - 1)) continue;
     size_t end = i;
-    while (end < steps.size() && steps.phase(end) == steps.phase(i)) ++end;
+    while (end < steps.size() && phase(end) == phase(i)) ++end;
     const std::vector<double>& weights = steps.loss_weights(i);
     SwitchConvergence sc;
     sc.to_phase = steps.phase(i);
@@ -72,7 +74,7 @@ RunConvergence analyze_convergence(const ColumnarRun& run, const ConvergenceOpti
     sc.phase_loss = mean_objective(steps, i, end, weights);
     for (size_t k = i; k < end;) {
       size_t epoch_end = k;
-      while (epoch_end < end && steps.epoch(epoch_end) == steps.epoch(k)) ++epoch_end;
+      while (epoch_end < end && epoch(epoch_end) == epoch(k)) ++epoch_end;
       sc.epoch_losses.push_back(mean_objective(steps, k, epoch_end, weights));
       k = epoch_end;
     }
