@@ -81,8 +81,15 @@ namespace {
 // Adds a run of `n` steps that start at `s` and whose integer fields grow by `d` per step
 // (StepColumns::for_each_run): add_step() on each of them, in closed form.
 void add_run(ProbeCounts& c, const StepRecord& s, const StepRecord& d, int64_t n) {
-  const auto total = [n](int64_t v0, int64_t dv) { return v0 * n + dv * (n * (n - 1) / 2); };
-  const auto last = [n](int64_t v0, int64_t dv) { return v0 + dv * (n - 1); };
+  // Wrapping arithmetic: fuzzed counters near the int64 limits must not be undefined behaviour.
+  const auto un = static_cast<uint64_t>(n);
+  const auto total = [un](int64_t v0, int64_t dv) {
+    return static_cast<int64_t>(static_cast<uint64_t>(v0) * un +
+                                static_cast<uint64_t>(dv) * (un * (un - 1) / 2));
+  };
+  const auto last = [un](int64_t v0, int64_t dv) {
+    return static_cast<int64_t>(static_cast<uint64_t>(v0) + static_cast<uint64_t>(dv) * (un - 1));
+  };
   const auto most = [&](int64_t v0, int64_t dv) { return std::max(v0, last(v0, dv)); };
   c.steps += n;
   c.sections.add_run(s, d, n);
