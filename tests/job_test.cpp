@@ -209,6 +209,17 @@ TEST_CASE("a job's summary says failed when a rank failed, and none when a rank 
   CHECK(job_run(ranks).summary->status == "interrupted");
   ranks[1].summary->status = "failed";  // a peer died under it: failed wins
   CHECK(job_run(ranks).summary->status == "failed");
-  ranks[2].summary.reset();  // the rank that died wrote no summary: the job did not finish
+  // The report says so: the failed rank is not finished in the rank table, and the job's
+  // analysis warns that it failed.
+  const RunAnalysis failed = analyze_run(job_run(ranks));
+  CHECK(std::any_of(failed.warnings.begin(), failed.warnings.end(), [](const std::string& w) {
+    return w.find("the run failed after 100 steps") != std::string::npos;
+  }));
+  const JobAnalysis j = analyze_job(ranks, failed);
+  REQUIRE(j.ranks.size() == 3);
+  CHECK(j.ranks[0].finished);
+  CHECK(!j.ranks[1].finished);  // failed
+  CHECK(j.ranks[2].finished);   // interrupted, but whole
+  ranks[2].summary.reset();     // the rank that died wrote no summary: the job did not finish
   CHECK(!job_run(ranks).summary.has_value());
 }

@@ -223,7 +223,7 @@ struct SlowStretch {
 
 /// How training ended.
 struct TrainingOutcome {
-  bool finished = false;  ///< The run file has a summary line.
+  bool finished = false;  ///< The run file has a summary line, not marked failed.
   double final_loss = 0.0;
   std::vector<double> final_head_losses;
 };

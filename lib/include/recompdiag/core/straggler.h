@@ -41,7 +41,7 @@ struct RankSummary {
   double total_wait_s = 0.0;    ///< All its time in collectives.
   double wait_share = 0.0;      ///< total_wait_s over its total step time.
   int64_t compiles = 0;         ///< Its compile events.
-  bool finished = false;        ///< Its file has a summary line.
+  bool finished = false;        ///< Its file has a summary line, not marked failed.
 };
 
 /// The rank the others waited for in one slow stretch of the job.
