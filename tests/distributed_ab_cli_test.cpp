@@ -1,5 +1,6 @@
 // `recompdiag ab --world-size N` (issue 11): each run of each pair is a local data-parallel job, the
-// report compares the jobs as `compare` does, and signals and crashes reach every rank.
+// report compares the jobs as `compare` does, and signals and crashes reach every rank (of `train
+// --world-size` jobs too).
 
 #include <doctest/doctest.h>
 #include <signal.h>
@@ -255,4 +256,31 @@ TEST_CASE("ab --world-size: bad world sizes and a launcher's rank are bad input,
     CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
   }
   CHECK(!std::filesystem::exists(dir.file("ab")));
+}
+
+TEST_CASE("SIGINT to train --world-size 2: both ranks stop after the same step, interrupted") {
+  test::TempDir dir;
+  const std::string out = dir.file("job.jsonl");
+  const pid_t launcher =
+      start_cli({"train", "--world-size", "2", "--epochs", "200,100", "--steps-per-epoch", "10",
+                 "--batch-size", "4", "--seq-len", "6", "--hidden", "8", "--quiet", "--threads",
+                 "1", "--out", out},
+                dir.file("stderr.txt"));
+  wait_for_steps(dir.file("job.rank1.jsonl"), 20);
+  ::kill(launcher, SIGINT);
+  int status = 0;
+  REQUIRE(::waitpid(launcher, &status, 0) == launcher);
+  INFO(test::read_text(dir.file("stderr.txt")));
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  const RunFile r0 = read_run_file(dir.file("job.rank0.jsonl"));
+  const RunFile r1 = read_run_file(dir.file("job.rank1.jsonl"));
+  for (const RunFile* f : {&r0, &r1}) {
+    REQUIRE(f->summary.has_value());
+    CHECK(f->summary->status == "interrupted");
+    CHECK(f->summary->steps == static_cast<int64_t>(f->steps.size()));
+  }
+  // The stop request travelled with an all-reduce: no rank went on to wait for a stopped peer.
+  CHECK(r0.steps.size() == r1.steps.size());
+  CHECK(r0.steps.size() >= 20);
 }
