@@ -92,6 +92,8 @@ TEST_CASE("compare: a time regression names B's signal; a training regression jo
   CHECK(c.summary.find("extra host syncs") != std::string::npos);
   CHECK(c.convergence.verdict == ConvergenceVerdict::kRegression);
   CHECK(c.summary.find("training quality: regression") != std::string::npos);
+  CHECK(c.summary.rfind(c.time_summary, 0) == 0);  // the timing sentence, then the quality
+  CHECK(c.time_summary.find("training quality") == std::string::npos);
 }
 
 namespace {

@@ -161,15 +161,27 @@ void add_steps(ProbeCounts& c, const StepColumns& steps, size_t lo, size_t hi) {
   }
 }
 
-// Summary of step times already sorted ascending.
-StepTimeSummary summarize_sorted(const std::vector<double>& sorted) {
+namespace {
+
+// The count, mean, spread and total of step times in any order; the order statistics are the
+// caller's.
+StepTimeSummary summarize_moments(const std::vector<double>& ms) {
   StepTimeSummary out;
-  out.n = static_cast<int64_t>(sorted.size());
-  if (sorted.empty()) return out;
-  const stats::MeanVariance mv = stats::mean_variance(sorted);
+  out.n = static_cast<int64_t>(ms.size());
+  if (ms.empty()) return out;
+  const stats::MeanVariance mv = stats::mean_variance(ms);
   out.mean_ms = mv.mean;
   out.stddev_ms = std::sqrt(mv.variance);
   out.total_s = mv.mean * static_cast<double>(mv.n) / 1000.0;
+  return out;
+}
+
+}  // namespace
+
+// Summary of step times already sorted ascending.
+StepTimeSummary summarize_sorted(const std::vector<double>& sorted) {
+  StepTimeSummary out = summarize_moments(sorted);
+  if (sorted.empty()) return out;
   out.min_ms = sorted.front();
   out.max_ms = sorted.back();
   out.median_ms = stats::median_sorted(sorted);
@@ -183,13 +195,8 @@ StepTimeSummary summarize_sorted(const std::vector<double>& sorted) {
 
 // Summary of unsorted step times; selection instead of a sort keeps a million-step phase cheap.
 StepTimeSummary summarize(std::vector<double> ms) {
-  StepTimeSummary out;
-  out.n = static_cast<int64_t>(ms.size());
+  StepTimeSummary out = summarize_moments(ms);
   if (ms.empty()) return out;
-  const stats::MeanVariance mv = stats::mean_variance(ms);
-  out.mean_ms = mv.mean;
-  out.stddev_ms = std::sqrt(mv.variance);
-  out.total_s = mv.mean * static_cast<double>(mv.n) / 1000.0;
   const auto [lo, hi] = std::minmax_element(ms.begin(), ms.end());
   out.min_ms = *lo;
   out.max_ms = *hi;

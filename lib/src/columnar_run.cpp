@@ -4,27 +4,11 @@
 
 namespace recompdiag {
 
-namespace {
-
-// Appends every record to a ColumnarRun; the parser's reused StepRecord is copied into columns.
-class ColumnFiller : public RecordSink {
- public:
-  explicit ColumnFiller(ColumnarRun& out) : out_(out) {}
-  void on_run_start(const RunHeader& header) override { out_.header = header; }
-  void on_step(const StepRecord& step) override { out_.steps.push_back(step); }
-  void on_event(const EventRecord& event) override { out_.events.push_back(event); }
-  void on_run_end(const RunSummary& summary) override { out_.summary = summary; }
-
- private:
-  ColumnarRun& out_;
-};
-
-}  // namespace
-
 ColumnarRun read_columnar_run(const std::string& path) {
   ColumnarRun out;
   out.path = path;
-  ColumnFiller filler(out);
+  // The parser's reused StepRecord is copied into columns.
+  detail::RunCollector<ColumnarRun> filler(out);
   detail::RunLineParser parser(path, filler, out.skipped);
   // Reserve the plain columns for the whole file once the first chunk tells the bytes per step.
   bool reserved = false;
@@ -41,7 +25,8 @@ ColumnarRun read_columnar_run(const std::string& path) {
 ColumnarRun parse_columnar_run(const std::string& text, const std::string& name) {
   ColumnarRun out;
   out.path = name;
-  ColumnFiller filler(out);
+  // The parser's reused StepRecord is copied into columns.
+  detail::RunCollector<ColumnarRun> filler(out);
   detail::RunLineParser parser(name, filler, out.skipped);
   detail::feed_run_text(text, parser);
   out.steps.shrink_to_fit();

@@ -279,6 +279,7 @@ Comparison compare_sets(const std::vector<const ColumnarRun*>& a,
 
   c.convergence = compare_convergence(a, b);
   summarize(c);
+  c.time_summary = c.summary;
   if (c.convergence.verdict == ConvergenceVerdict::kRegression) {
     c.summary += "; " + c.convergence.summary;
   }

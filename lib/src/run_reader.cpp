@@ -18,19 +18,6 @@ namespace {
 
 using Kind = RunFileError::Kind;
 
-// Keeps every record in a RunFile.
-class RunFileFiller : public RecordSink {
- public:
-  explicit RunFileFiller(RunFile& out) : out_(out) {}
-  void on_run_start(const RunHeader& header) override { out_.header = header; }
-  void on_step(const StepRecord& step) override { out_.steps.push_back(step); }
-  void on_event(const EventRecord& event) override { out_.events.push_back(event); }
-  void on_run_end(const RunSummary& summary) override { out_.summary = summary; }
-
- private:
-  RunFile& out_;
-};
-
 }  // namespace
 
 namespace detail {
@@ -111,7 +98,7 @@ void feed_run_file(const std::string& path, RunLineParser& parser,
 RunFile parse_run_file(const std::string& text, const std::string& name) {
   RunFile out;
   out.path = name;
-  RunFileFiller filler(out);
+  detail::RunCollector<RunFile> filler(out);
   detail::RunLineParser parser(name, filler, out.skipped);
   detail::feed_run_text(text, parser);
   return out;
@@ -120,7 +107,7 @@ RunFile parse_run_file(const std::string& text, const std::string& name) {
 RunFile read_run_file(const std::string& path) {
   RunFile out;
   out.path = path;
-  RunFileFiller filler(out);
+  detail::RunCollector<RunFile> filler(out);
   detail::RunLineParser parser(path, filler, out.skipped);
   // After the first chunk, reserve the steps the whole file will hold (estimated from the bytes
   // per step so far): a million-step run otherwise pays repeated reallocation of every record.

@@ -191,7 +191,7 @@ DiagnoseBenchResult run_diagnose_bench(const DiagnoseBenchOptions& o) {
                                         {"config.seed", "seed"});
     const Comparison time = compare_run_sets(a_runs, b_runs, compare);
     score.time_verdict = time.verdict;
-    score.time_summary = time.summary;
+    score.time_summary = time.time_summary;
     score.convergence = compare_convergence(a_runs, b_runs, o.convergence);
     std::vector<std::string> why;
     if (!score.alert_in_every_pair) why.push_back(want.rule + std::string(" did not fire"));

@@ -38,6 +38,21 @@ class RunLineParser {
   Impl* impl_;
 };
 
+/// A sink that keeps every record in `Run` (RunFile or ColumnarRun: both have header, steps,
+/// events and summary).
+template <class Run>
+class RunCollector : public RecordSink {
+ public:
+  explicit RunCollector(Run& out) : out_(out) {}
+  void on_run_start(const RunHeader& header) override { out_.header = header; }
+  void on_step(const StepRecord& step) override { out_.steps.push_back(step); }
+  void on_event(const EventRecord& event) override { out_.events.push_back(event); }
+  void on_run_end(const RunSummary& summary) override { out_.summary = summary; }
+
+ private:
+  Run& out_;
+};
+
 /// Feeds the lines of `text` to `parser`, then finishes it.
 void feed_run_text(const std::string& text, RunLineParser& parser);
 

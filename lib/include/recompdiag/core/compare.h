@@ -192,6 +192,9 @@ struct Comparison {
   /// What the runs learned (pairs A_i, B_i): part of the summary when B's training regressed.
   ConvergenceComparison convergence;
   std::string summary;                ///< The verdict in one sentence.
+  /// The sentence of the timing verdict alone; `summary` adds the training quality when B's
+  /// training regressed.
+  std::string time_summary;
   std::vector<std::string> warnings;  ///< Config differences, few samples, skipped lines, ...
   /// When the first run of A (of B) is a data-parallel job: its per-rank table and stragglers.
   std::optional<JobAnalysis> job_a;
