@@ -108,7 +108,8 @@ TEST_CASE("the steady and whole-phase tests are adjusted together") {
   }
   // Four tests: the smallest p is multiplied by four.
   double smallest = 1.0;
-  for (const PhaseComparison& p : c.phases) smallest = std::min({smallest, p.test.p, p.whole_test.p});
+  for (const PhaseComparison& p : c.phases)
+    smallest = std::min({smallest, p.test.p, p.whole_test.p});
   double smallest_adjusted = 1.0;
   for (const PhaseComparison& p : c.phases) {
     smallest_adjusted = std::min({smallest_adjusted, p.p_holm, p.whole_p_holm});

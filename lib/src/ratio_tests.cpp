@@ -129,8 +129,8 @@ RatioTest ratio_test_from_log(double log_ratio, double se_log, double df,
   const double p_above_lower = student_t_upper_tail((log_ratio - lower) / se_log, df);
   const double p_below_upper = student_t_upper_tail((upper - log_ratio) / se_log, df);
   t.tost_p = std::max(p_above_lower, p_below_upper);
-  const double z = student_t_quantile(inside(1.0 - o.alpha / 2.0), df) +
-                   student_t_quantile(inside(o.power), df);
+  const double z =
+      student_t_quantile(inside(1.0 - o.alpha / 2.0), df) + student_t_quantile(inside(o.power), df);
   t.mde = std::expm1(z * se_log);
   return t;
 }
@@ -175,7 +175,8 @@ RatioTest run_ratio_test(const std::vector<double>& a, const std::vector<double>
 
 RatioTest paired_ratio_test(const std::vector<double>& a, const std::vector<double>& b,
                             const RatioTestOptions& options) {
-  if (a.size() != b.size()) throw std::invalid_argument("paired_ratio_test: sides differ in length");
+  if (a.size() != b.size())
+    throw std::invalid_argument("paired_ratio_test: sides differ in length");
   if (a.size() < 2) throw std::invalid_argument("paired_ratio_test: fewer than two pairs");
   std::vector<double> logs;
   for (size_t i = 0; i < a.size(); ++i) {

@@ -14,7 +14,6 @@
 #include <type_traits>
 
 #include "detail/line_scanner.h"
-#include "detail/line_scanner.h"
 #include "recompdiag/core/record_fields.h"
 
 namespace recompdiag::detail {

@@ -144,7 +144,8 @@ void HtmlRenderer::render(const Comparison& c, std::ostream& out) const {
     out << "</ul>\n";
   }
 
-  out << "<h2>Step time per phase: steady state, and all steps</h2>\n<table><tr><th>phase</th><th>A steps "
+  out << "<h2>Step time per phase: steady state, and all steps</h2>\n"
+         "<table><tr><th>phase</th><th>A steps "
          "(warm-up)</th><th>B steps (warm-up)</th><th>A median ms</th><th>B median ms</th>"
          "<th>B/A</th><th>"
       << detail::printf_string("%g%% CI", c.options.bootstrap.confidence * 100.0)

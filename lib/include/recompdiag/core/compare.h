@@ -109,7 +109,7 @@ struct PhaseComparison {
   std::vector<double> run_medians_a_ms;  ///< Each run's steady median.
   std::vector<double> run_medians_b_ms;
   ReplicationUnit unit = ReplicationUnit::kBlocks;
-  bool paired = false;  ///< kRuns: tested as pairs (CompareOptions::paired).
+  bool paired = false;        ///< kRuns: tested as pairs (CompareOptions::paired).
   int64_t block_steps_a = 0;  ///< Steps per block (kBlocks).
   int64_t block_steps_b = 0;
   stats::RatioTest test;       ///< B / A with its interval, p, TOST p and detectable effect.
@@ -191,7 +191,7 @@ struct Comparison {
   Verdict verdict = Verdict::kNoChange;
   /// What the runs learned (pairs A_i, B_i): part of the summary when B's training regressed.
   ConvergenceComparison convergence;
-  std::string summary;                ///< The verdict in one sentence.
+  std::string summary;  ///< The verdict in one sentence.
   /// The sentence of the timing verdict alone; `summary` adds the training quality when B's
   /// training regressed.
   std::string time_summary;

@@ -63,7 +63,7 @@ struct FaultScore {
   std::map<std::string, std::vector<int64_t>> alerts;
   bool alert_in_every_pair = false;
   bool cause_in_every_pair = false;
-  int pairs = 0;  ///< Seeded pairs run.
+  int pairs = 0;            ///< Seeded pairs run.
   double time_ratio = 1.0;  ///< Median over pairs of B's total step time over A's.
   Verdict time_verdict = Verdict::kNoChange;  ///< compare's verdict, all pairs as run sets.
   std::string time_summary;                   ///< Its verdict line.
