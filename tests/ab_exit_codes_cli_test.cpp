@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "cli_util.h"
 #include "test_util.h"
 
 namespace {
@@ -55,25 +56,6 @@ int wait_exit_code(pid_t pid) {
   return WEXITSTATUS(status);
 }
 
-// The processes whose parent is `parent` (from /proc/PID/stat's fourth field).
-std::vector<pid_t> children_of(pid_t parent) {
-  std::vector<pid_t> kids;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(entry.path() / "stat");
-    std::string line;
-    if (!std::getline(stat, line)) continue;
-    const auto close = line.rfind(')');  // the command name may hold spaces
-    if (close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 2));
-    char state;
-    pid_t ppid = 0;
-    if (rest >> state >> ppid && ppid == parent) kids.push_back(std::stoi(name));
-  }
-  return kids;
-}
-
 int64_t step_lines(const std::string& path) {
   const std::string text = test::read_text(path);
   int64_t n = 0;
@@ -103,7 +85,7 @@ TEST_CASE("ab exits 3 when its runs crash, naming the signal") {
   for (int i = 0; i < 1200 && step_lines(out + "/mutable.jsonl") < 10; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  const std::vector<pid_t> runs = children_of(ab);
+  const std::vector<pid_t> runs = test::children_of(ab);
   REQUIRE(runs.size() == 2);
   for (const pid_t run : runs) ::kill(run, SIGSEGV);  // as a bug in a run would
   CHECK(wait_exit_code(ab) == 3);

@@ -2,10 +2,15 @@
 // Runs the `recompdiag` tool under test (RECOMPDIAG_BIN) for the CLI suites.
 
 #include <doctest/doctest.h>
+#include <sys/types.h>
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace recompdiag::test {
 
@@ -35,6 +40,25 @@ inline CliOutcome run_cli(const std::string& args) { return run_cli_prefixed("",
 /// Runs `recompdiag ARGS` with `env` ("NAME=value ...", shell-quoted) added to its environment.
 inline CliOutcome run_cli_env(const std::string& env, const std::string& args) {
   return run_cli_prefixed("env " + env + " ", args);
+}
+
+/// The processes whose parent is `parent` (from /proc/PID/stat's fourth field).
+inline std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> kids;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    const auto close = line.rfind(')');  // the command name may hold spaces
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    char state;
+    pid_t ppid = 0;
+    if (rest >> state >> ppid && ppid == parent) kids.push_back(std::stoi(name));
+  }
+  return kids;
 }
 
 }  // namespace recompdiag::test

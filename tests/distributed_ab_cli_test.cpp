@@ -71,25 +71,6 @@ void wait_for_steps(const std::string& path, int64_t steps) {
   FAIL("no " << steps << " steps in " << path << " within 60 s");
 }
 
-/// The processes whose parent is `parent` (from /proc/PID/stat's fourth field).
-std::vector<pid_t> children_of(pid_t parent) {
-  std::vector<pid_t> kids;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(entry.path() / "stat");
-    std::string line;
-    if (!std::getline(stat, line)) continue;
-    const auto close = line.rfind(')');  // the command name may hold spaces
-    if (close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 2));
-    char state;
-    pid_t ppid = 0;
-    if (rest >> state >> ppid && ppid == parent) kids.push_back(std::stoi(name));
-  }
-  return kids;
-}
-
 }  // namespace
 
 TEST_CASE("ab --world-size 2: each run a 2-rank job, the report compares the jobs") {
@@ -214,7 +195,7 @@ TEST_CASE("ab --world-size 2 exits 3 when a rank crashes; its peer fails, the ot
        "4", "--seq-len", "6", "--hidden", "8", "--quiet", "--threads", "1", "--out-dir", out},
       err);
   wait_for_steps(out + "/recompile.rank1.jsonl", 12);
-  std::vector<pid_t> ranks = children_of(ab);
+  std::vector<pid_t> ranks = test::children_of(ab);
   REQUIRE(ranks.size() == 4);
   std::sort(ranks.begin(), ranks.end());
   ::kill(ranks[1], SIGSEGV);  // as a bug in one rank would

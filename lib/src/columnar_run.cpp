@@ -6,18 +6,7 @@ namespace recompdiag {
 
 ColumnarRun read_columnar_run(const std::string& path) {
   ColumnarRun out;
-  out.path = path;
-  // The parser's reused StepRecord is copied into columns.
-  detail::RunCollector<ColumnarRun> filler(out);
-  detail::RunLineParser parser(path, filler, out.skipped);
-  // Reserve the plain columns for the whole file once the first chunk tells the bytes per step.
-  bool reserved = false;
-  detail::feed_run_file(path, parser, [&](double fraction) {
-    if (reserved || out.steps.size() < 64 || fraction <= 0.0) return;
-    reserved = true;
-    out.steps.reserve(static_cast<size_t>(static_cast<double>(out.steps.size()) / fraction * 1.02) +
-                      16);
-  });
+  detail::read_run_into(path, out);  // the parser's reused StepRecord is copied into columns
   out.steps.shrink_to_fit();
   return out;
 }

@@ -106,18 +106,7 @@ RunFile parse_run_file(const std::string& text, const std::string& name) {
 
 RunFile read_run_file(const std::string& path) {
   RunFile out;
-  out.path = path;
-  detail::RunCollector<RunFile> filler(out);
-  detail::RunLineParser parser(path, filler, out.skipped);
-  // After the first chunk, reserve the steps the whole file will hold (estimated from the bytes
-  // per step so far): a million-step run otherwise pays repeated reallocation of every record.
-  bool reserved = false;
-  detail::feed_run_file(path, parser, [&](double fraction) {
-    if (reserved || out.steps.size() < 64 || fraction <= 0.0) return;
-    reserved = true;
-    out.steps.reserve(static_cast<size_t>(static_cast<double>(out.steps.size()) / fraction * 1.02) +
-                      16);
-  });
+  detail::read_run_into(path, out);
   return out;
 }
 

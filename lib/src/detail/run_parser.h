@@ -62,4 +62,21 @@ void feed_run_text(const std::string& text, RunLineParser& parser);
 void feed_run_file(const std::string& path, RunLineParser& parser,
                    const std::function<void(double)>& on_chunk = {});
 
+/// Reads the file at `path` into `out` (a RunFile or a ColumnarRun). After the first chunk it
+/// reserves the steps the whole file will hold, estimated from the bytes per step so far: a
+/// million-step run otherwise pays repeated reallocation. Throws as feed_run_file().
+template <class Run>
+void read_run_into(const std::string& path, Run& out) {
+  out.path = path;
+  RunCollector<Run> collector(out);
+  RunLineParser parser(path, collector, out.skipped);
+  bool reserved = false;
+  feed_run_file(path, parser, [&](double fraction) {
+    if (reserved || out.steps.size() < 64 || fraction <= 0.0) return;
+    reserved = true;
+    out.steps.reserve(static_cast<size_t>(static_cast<double>(out.steps.size()) / fraction * 1.02) +
+                      16);
+  });
+}
+
 }  // namespace recompdiag::detail
