@@ -4,38 +4,12 @@
 
 namespace recompdiag {
 
-ColumnarRun read_columnar_run(const std::string& path) {
-  ColumnarRun out;
-  detail::read_run_into(path, out);  // the parser's reused StepRecord is copied into columns
-  out.steps.shrink_to_fit();
-  return out;
-}
+namespace {
 
-ColumnarRun parse_columnar_run(const std::string& text, const std::string& name) {
-  ColumnarRun out;
-  out.path = name;
-  // The parser's reused StepRecord is copied into columns.
-  detail::RunCollector<ColumnarRun> filler(out);
-  detail::RunLineParser parser(name, filler, out.skipped);
-  detail::feed_run_text(text, parser);
-  out.steps.shrink_to_fit();
-  return out;
-}
-
-ColumnarRun to_columnar(const RunFile& run) {
-  ColumnarRun out;
-  out.path = run.path;
-  out.header = run.header;
-  out.steps.reserve(run.steps.size());
-  for (const StepRecord& s : run.steps) out.steps.push_back(s);
-  out.events = run.events;
-  out.summary = run.summary;
-  out.skipped = run.skipped;
-  return out;
-}
-
-RunFile to_run_file(const ColumnarRun& run) {
-  RunFile out;
+// A run with its steps held as `To` holds them; every other part copied.
+template <class To, class From>
+To convert_run(const From& run) {
+  To out;
   out.path = run.path;
   out.header = run.header;
   out.steps.reserve(run.steps.size());
@@ -45,5 +19,25 @@ RunFile to_run_file(const ColumnarRun& run) {
   out.skipped = run.skipped;
   return out;
 }
+
+}  // namespace
+
+ColumnarRun read_columnar_run(const std::string& path) {
+  ColumnarRun out;
+  detail::read_run_into(path, out);  // the parser's reused StepRecord is copied into columns
+  out.steps.shrink_to_fit();
+  return out;
+}
+
+ColumnarRun parse_columnar_run(const std::string& text, const std::string& name) {
+  ColumnarRun out;
+  detail::parse_run_into(text, name, out);
+  out.steps.shrink_to_fit();
+  return out;
+}
+
+ColumnarRun to_columnar(const RunFile& run) { return convert_run<ColumnarRun>(run); }
+
+RunFile to_run_file(const ColumnarRun& run) { return convert_run<RunFile>(run); }
 
 }  // namespace recompdiag

@@ -97,10 +97,7 @@ void feed_run_file(const std::string& path, RunLineParser& parser,
 
 RunFile parse_run_file(const std::string& text, const std::string& name) {
   RunFile out;
-  out.path = name;
-  detail::RunCollector<RunFile> filler(out);
-  detail::RunLineParser parser(name, filler, out.skipped);
-  detail::feed_run_text(text, parser);
+  detail::parse_run_into(text, name, out);
   return out;
 }
 

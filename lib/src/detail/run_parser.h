@@ -62,6 +62,16 @@ void feed_run_text(const std::string& text, RunLineParser& parser);
 void feed_run_file(const std::string& path, RunLineParser& parser,
                    const std::function<void(double)>& on_chunk = {});
 
+/// Parses `text` into `out` (a RunFile or a ColumnarRun), named `name` in errors. Throws as
+/// RunLineParser.
+template <class Run>
+void parse_run_into(const std::string& text, const std::string& name, Run& out) {
+  out.path = name;
+  RunCollector<Run> collector(out);
+  RunLineParser parser(name, collector, out.skipped);
+  feed_run_text(text, parser);
+}
+
 /// Reads the file at `path` into `out` (a RunFile or a ColumnarRun). After the first chunk it
 /// reserves the steps the whole file will hold, estimated from the bytes per step so far: a
 /// million-step run otherwise pays repeated reallocation. Throws as feed_run_file().
