@@ -30,37 +30,11 @@ const std::vector<std::string> kLongSmall = {
     "4",         "--seq-len", "6",       "--hidden",          "8",  "--quiet",
     "--threads", "1"};
 
-// Starts `recompdiag ARGS...` with stderr to `err` and RLIMIT_FSIZE at `fsize` (0: unlimited).
-pid_t start(std::vector<std::string> args, const std::string& err, rlim_t fsize = 0) {
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    if (fsize != 0) {
-      const rlimit limit{fsize, fsize};
-      ::setrlimit(RLIMIT_FSIZE, &limit);
-    }
-    if (!std::freopen(err.c_str(), "w", stderr)) ::_exit(126);
-    std::vector<char*> argv{const_cast<char*>(RECOMPDIAG_BIN)};
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(RECOMPDIAG_BIN, argv.data());
-    ::_exit(127);
-  }
-  return pid;
-}
-
 int wait_exit_code(pid_t pid) {
   int status = 0;
   REQUIRE(::waitpid(pid, &status, 0) == pid);
   REQUIRE(WIFEXITED(status));
   return WEXITSTATUS(status);
-}
-
-int64_t step_lines(const std::string& path) {
-  const std::string text = test::read_text(path);
-  int64_t n = 0;
-  for (size_t pos = 0; (pos = text.find("\"type\":\"step\"", pos)) != std::string::npos; ++pos) ++n;
-  return n;
 }
 
 // The lines of `path` that begin with "recompdiag: ".
@@ -81,8 +55,8 @@ TEST_CASE("ab exits 3 when its runs crash, naming the signal") {
   const std::string err = dir.file("stderr.txt");
   std::vector<std::string> args = kLongSmall;
   args.insert(args.end(), {"--out-dir", out});
-  const pid_t ab = start(args, err);
-  for (int i = 0; i < 1200 && step_lines(out + "/mutable.jsonl") < 10; ++i) {
+  const pid_t ab = test::start_cli(args, err);
+  for (int i = 0; i < 1200 && test::count_step_lines(out + "/mutable.jsonl") < 10; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   const std::vector<pid_t> runs = test::children_of(ab);
@@ -106,7 +80,7 @@ TEST_CASE("ab exits 1 when its run files cannot be written, each run saying so o
   std::vector<std::string> args = kLongSmall;
   args.insert(args.end(), {"--out-dir", out});
   constexpr rlim_t kLimit = 48 * 1024;  // the header and a few dozen steps per run
-  CHECK(wait_exit_code(start(args, err, kLimit)) == 1);
+  CHECK(wait_exit_code(test::start_cli(args, err, kLimit)) == 1);
   const std::vector<std::string> lines = tool_lines(err);
   CHECK(lines.size() == 2);
   for (const std::string& line : lines) {
@@ -117,7 +91,7 @@ TEST_CASE("ab exits 1 when its run files cannot be written, each run saying so o
   for (const char* run : {"/recompile.jsonl", "/mutable.jsonl"}) {
     CAPTURE(run);
     CHECK(std::filesystem::file_size(out + run) == kLimit);
-    CHECK(step_lines(out + run) >= 20);
+    CHECK(test::count_step_lines(out + run) >= 20);
   }
   CHECK_FALSE(std::filesystem::exists(out + "/report.md"));
 }

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <sstream>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "cli_util.h"
@@ -86,14 +87,9 @@ TEST_CASE("bad input: exit 2, one clear error line, no file left behind") {
 TEST_CASE("a run killed with SIGKILL mid-phase keeps every completed step") {
   test::TempDir dir;
   const std::string out = dir.file("killed.jsonl");
-  pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::execl(RECOMPDIAG_BIN, RECOMPDIAG_BIN, "train", "--epochs", "200,100", "--steps-per-epoch",
-            "10", "--batch-size", "4", "--seq-len", "6", "--hidden", "8", "--quiet", "--threads",
-            "1", "--out", out.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
+  const pid_t pid = test::start_cli({"train", "--epochs", "200,100", "--steps-per-epoch", "10",
+                                     "--batch-size", "4", "--seq-len", "6", "--hidden", "8",
+                                     "--quiet", "--threads", "1", "--out", out});
   // Wait until some steps are on disk, then kill without warning.
   int64_t seen = 0;
   for (int i = 0; i < 600 && seen < 40; ++i) {
@@ -105,10 +101,7 @@ TEST_CASE("a run killed with SIGKILL mid-phase keeps every completed step") {
   int status = 0;
   ::waitpid(pid, &status, 0);
   REQUIRE(WIFSIGNALED(status));
-  std::string text = test::read_text(out);
-  int64_t step_lines = 0;
-  for (size_t pos = 0; (pos = text.find("\"type\":\"step\"", pos)) != std::string::npos; ++pos)
-    ++step_lines;
+  const int64_t step_lines = test::count_step_lines(out);
   RunFile f = read_run_file(out);
   CHECK(step_lines >= 30);
   CHECK(f.steps.size() == static_cast<size_t>(step_lines));
@@ -122,22 +115,11 @@ namespace {
 // `steps` step lines, sends `sig`, and returns the exit status.
 int signal_after_steps(std::vector<std::string> args, const std::string& file, int64_t steps,
                        int sig) {
-  pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    std::vector<char*> argv{const_cast<char*>(RECOMPDIAG_BIN)};
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(RECOMPDIAG_BIN, argv.data());
-    ::_exit(127);
-  }
+  const pid_t pid = test::start_cli(std::move(args));
   int64_t seen = 0;
   for (int i = 0; i < 1200 && seen < steps; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    const std::string text = test::read_text(file);
-    seen = 0;
-    for (size_t pos = 0; (pos = text.find("\"type\":\"step\"", pos)) != std::string::npos; ++pos)
-      ++seen;
+    seen = test::count_step_lines(file);
   }
   ::kill(pid, sig);
   int status = 0;
@@ -198,17 +180,10 @@ TEST_CASE("a run file that hits the file-size limit stops training with one line
   const std::string out = dir.file("limited.jsonl");
   const std::string err = dir.file("stderr.txt");
   constexpr rlim_t kLimit = 48 * 1024;  // the header and a few dozen steps
-  pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    const rlimit limit{kLimit, kLimit};
-    ::setrlimit(RLIMIT_FSIZE, &limit);
-    if (!std::freopen(err.c_str(), "w", stderr)) ::_exit(126);
-    ::execl(RECOMPDIAG_BIN, RECOMPDIAG_BIN, "train", "--epochs", "200,100", "--batch-size", "4",
-            "--seq-len", "6", "--hidden", "8", "--threads", "1", "--quiet", "--out", out.c_str(),
-            static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
+  const pid_t pid =
+      test::start_cli({"train", "--epochs", "200,100", "--batch-size", "4", "--seq-len", "6",
+                       "--hidden", "8", "--threads", "1", "--quiet", "--out", out},
+                      err, kLimit);
   int status = 0;
   ::waitpid(pid, &status, 0);
   REQUIRE(WIFEXITED(status));  // not killed by SIGXFSZ

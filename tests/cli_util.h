@@ -2,8 +2,10 @@
 // Runs the `recompdiag` tool under test (RECOMPDIAG_BIN) for the CLI suites.
 
 #include <doctest/doctest.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -11,6 +13,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "test_util.h"
 
 namespace recompdiag::test {
 
@@ -40,6 +44,37 @@ inline CliOutcome run_cli(const std::string& args) { return run_cli_prefixed("",
 /// Runs `recompdiag ARGS` with `env` ("NAME=value ...", shell-quoted) added to its environment.
 inline CliOutcome run_cli_env(const std::string& env, const std::string& args) {
   return run_cli_prefixed("env " + env + " ", args);
+}
+
+/// Starts `recompdiag ARGS...` in a child, stdout to /dev/null, stderr to `err` (inherited when
+/// empty) and RLIMIT_FSIZE at `fsize` (0: unlimited); returns its pid.
+inline pid_t start_cli(std::vector<std::string> args, const std::string& err = "",
+                       rlim_t fsize = 0) {
+  std::fflush(nullptr);  // the child must not write doctest's buffered output again
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    if (fsize != 0) {
+      const rlimit limit{fsize, fsize};
+      ::setrlimit(RLIMIT_FSIZE, &limit);
+    }
+    if (!err.empty() && !std::freopen(err.c_str(), "w", stderr)) ::_exit(126);
+    if (!std::freopen("/dev/null", "w", stdout)) ::_exit(126);
+    std::vector<char*> argv{const_cast<char*>(RECOMPDIAG_BIN)};
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(RECOMPDIAG_BIN, argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+/// The step lines in the run file at `path` (0 when it is missing), a last partial one included.
+inline int64_t count_step_lines(const std::string& path) {
+  const std::string text = read_text(path);
+  int64_t n = 0;
+  for (size_t pos = 0; (pos = text.find("\"type\":\"step\"", pos)) != std::string::npos; ++pos) ++n;
+  return n;
 }
 
 /// The processes whose parent is `parent` (from /proc/PID/stat's fourth field).

@@ -40,32 +40,10 @@ std::vector<double> step_losses(const RunFile& run) {
   return out;
 }
 
-/// Starts `recompdiag ARGS...` with stderr to `err`; returns its pid.
-pid_t start_cli(std::vector<std::string> args, const std::string& err) {
-  std::fflush(nullptr);  // the child must not write doctest's buffered output again
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    if (!std::freopen(err.c_str(), "w", stderr)) ::_exit(126);
-    if (!std::freopen("/dev/null", "w", stdout)) ::_exit(126);
-    std::vector<char*> argv{const_cast<char*>(RECOMPDIAG_BIN)};
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(RECOMPDIAG_BIN, argv.data());
-    ::_exit(127);
-  }
-  return pid;
-}
-
 /// Waits (60 s at most) until `path` holds `steps` step lines.
 void wait_for_steps(const std::string& path, int64_t steps) {
   for (int i = 0; i < 1200; ++i) {
-    const std::string text = test::read_text(path);
-    int64_t n = 0;
-    for (size_t pos = 0; (pos = text.find("\"type\":\"step\"", pos)) != std::string::npos; ++pos) {
-      ++n;
-    }
-    if (n >= steps) return;
+    if (test::count_step_lines(path) >= steps) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   FAIL("no " << steps << " steps in " << path << " within 60 s");
@@ -160,7 +138,7 @@ TEST_CASE("SIGINT to ab --world-size 2 reaches every rank; each job's ranks stop
   test::TempDir dir;
   const std::string out = dir.file("ab");
   const std::string err = dir.file("stderr.txt");
-  const pid_t ab = start_cli(
+  const pid_t ab = test::start_cli(
       {"ab", "--world-size", "2", "--epochs", "200,100", "--steps-per-epoch", "10", "--batch-size",
        "4", "--seq-len", "6", "--hidden", "8", "--quiet", "--threads", "1", "--out-dir", out},
       err);
@@ -190,7 +168,7 @@ TEST_CASE("ab --world-size 2 exits 3 when a rank crashes; its peer fails, the ot
   test::TempDir dir;
   const std::string out = dir.file("ab");
   const std::string err = dir.file("stderr.txt");
-  const pid_t ab = start_cli(
+  const pid_t ab = test::start_cli(
       {"ab", "--world-size", "2", "--epochs", "20,10", "--steps-per-epoch", "10", "--batch-size",
        "4", "--seq-len", "6", "--hidden", "8", "--quiet", "--threads", "1", "--out-dir", out},
       err);
@@ -243,10 +221,10 @@ TEST_CASE("SIGINT to train --world-size 2: both ranks stop after the same step, 
   test::TempDir dir;
   const std::string out = dir.file("job.jsonl");
   const pid_t launcher =
-      start_cli({"train", "--world-size", "2", "--epochs", "200,100", "--steps-per-epoch", "10",
-                 "--batch-size", "4", "--seq-len", "6", "--hidden", "8", "--quiet", "--threads",
-                 "1", "--out", out},
-                dir.file("stderr.txt"));
+      test::start_cli({"train", "--world-size", "2", "--epochs", "200,100", "--steps-per-epoch",
+                       "10", "--batch-size", "4", "--seq-len", "6", "--hidden", "8", "--quiet",
+                       "--threads", "1", "--out", out},
+                      dir.file("stderr.txt"));
   wait_for_steps(dir.file("job.rank1.jsonl"), 20);
   ::kill(launcher, SIGINT);
   int status = 0;
