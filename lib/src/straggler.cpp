@@ -1,6 +1,7 @@
 #include "recompdiag/core/straggler.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <limits>
 
@@ -131,13 +132,14 @@ StragglerFinding explain_stretch(const std::vector<RunFile>& ranks, const SlowSt
   const std::string steps = f.first_step == f.last_step ? "step " + std::to_string(f.first_step)
                                                         : "steps " + std::to_string(f.first_step) +
                                                               "-" + std::to_string(f.last_step);
-  // The rank that waited least compiled in the stretch and no other did: a deterministic signal
-  // of its own, so on a busy machine, where the stretch's extra time is mostly noise, waits
-  // beyond the floor suffice.
-  bool compiled_alone = compiled_in(ranks[least], f.first_step, f.last_step);
-  for (size_t i = 0; i < ranks.size() && compiled_alone; ++i) {
-    if (i != least && compiled_in(ranks[i], f.first_step, f.last_step)) compiled_alone = false;
-  }
+  // Which ranks compiled in the stretch. When the rank that waited least is the only one, that is
+  // a deterministic signal of its own, so on a busy machine, where the stretch's extra time is
+  // mostly noise, waits beyond the floor suffice.
+  const bool least_compiled = compiled_in(ranks[least], f.first_step, f.last_step);
+  const auto compiling = std::count_if(ranks.begin(), ranks.end(), [&](const RunFile& r) {
+    return compiled_in(r, f.first_step, f.last_step);
+  });
+  const bool compiled_alone = least_compiled && compiling == 1;
   const bool stands_out =
       !f.waiters.empty() && f.wait_min_ms >= options.min_wait_spread_ms &&
       (compiled_alone || f.wait_min_ms >= options.min_wait_share * stretch.extra_s * 1000.0);
@@ -149,11 +151,9 @@ StragglerFinding explain_stretch(const std::vector<RunFile>& ranks, const SlowSt
   }
   f.straggler = ranks[least].header.rank;
   f.cause = cause_in(ranks[least], f.first_step, f.last_step);
-  if (compiled_in(ranks[least], f.first_step, f.last_step)) {
-    bool all = true;
-    for (const RunFile& r : ranks) all = all && compiled_in(r, f.first_step, f.last_step);
-    // Not this rank's doing alone: it was the last of ranks that all compiled.
-    if (all) f.cause += " as every rank did, and arrived last";
+  // Not this rank's doing alone: it was the last of ranks that all compiled.
+  if (least_compiled && compiling == static_cast<std::ptrdiff_t>(ranks.size())) {
+    f.cause += " as every rank did, and arrived last";
   }
   std::string wait = ms_text(f.wait_min_ms);
   if (ms_text(f.wait_max_ms) != wait) wait += "-" + ms_text(f.wait_max_ms);
