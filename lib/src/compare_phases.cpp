@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <limits>
 
@@ -12,23 +13,6 @@
 namespace recompdiag::detail {
 
 namespace {
-
-// A run's steady steps of one phase, in step order (the analysis keeps them sorted).
-std::vector<double> steady_series(const ColumnarRun& run, const PhaseAnalysis& pa) {
-  std::vector<double> out;
-  out.reserve(static_cast<size_t>(pa.steady.n));
-  int64_t skipped = 0;
-  PackedColumn::Reader phases(run.steps.phase_column());
-  for (size_t i = 0; i < run.steps.size(); ++i) {
-    if (phases(i) != pa.phase) continue;
-    if (skipped < pa.warmup_steps) {
-      ++skipped;
-      continue;
-    }
-    out.push_back(run.steps.wall_ms(i));
-  }
-  return out;
-}
 
 // Steps per epoch from the run header's config, else 1: an epoch is the shortest block.
 int64_t epoch_steps(const RunHeader& h) {
@@ -99,10 +83,7 @@ stats::RatioTest whole_phase_blocks_test(const std::vector<double>& a, const std
   } else {
     const double va = ba.rel_var_mean;
     const double vb = bb.rel_var_mean;
-    const double df = va + vb > 0.0 ? (va + vb) * (va + vb) /
-                                          (va * va / static_cast<double>(ba.n - 1) +
-                                           vb * vb / static_cast<double>(bb.n - 1))
-                                    : static_cast<double>(ba.n + bb.n - 2);
+    const double df = stats::welch_df(va, ba.n, vb, bb.n);
     t = stats::ratio_test_from_log(log_ratio, std::sqrt(va + vb + 2.0 * run_noise * run_noise), df,
                                    rto);
   }
@@ -153,18 +134,34 @@ PhaseComparison compare_phase_timing(int phase, const SideRuns& a, const SideRun
   if (a.analyses.size() >= 2 || b.analyses.size() >= 2) {
     pc.unit = ReplicationUnit::kRuns;
     pc.paired = o.paired && a.analyses.size() == b.analyses.size();
+    auto runs_test = [&](const std::vector<double>& va, const std::vector<double>& vb) {
+      return pc.paired ? stats::paired_ratio_test(va, vb, rto) : stats::run_ratio_test(va, vb, rto);
+    };
     pc.median_a_ms = geometric_mean(pc.run_medians_a_ms);
     pc.median_b_ms = geometric_mean(pc.run_medians_b_ms);
-    pc.test = pc.paired ? stats::paired_ratio_test(pc.run_medians_a_ms, pc.run_medians_b_ms, rto)
-                        : stats::run_ratio_test(pc.run_medians_a_ms, pc.run_medians_b_ms, rto);
+    pc.test = runs_test(pc.run_medians_a_ms, pc.run_medians_b_ms);
+    // The whole phase: each run's mean over every step.
+    std::vector<double> wa, wb;
+    for (size_t i = 0; i < a.analyses.size(); ++i) wa.push_back(phase_of(a, i).all.mean_ms);
+    for (size_t i = 0; i < b.analyses.size(); ++i) wb.push_back(phase_of(b, i).all.mean_ms);
+    pc.whole_mean_a_ms = geometric_mean(wa);
+    pc.whole_mean_b_ms = geometric_mean(wb);
+    pc.whole_test = runs_test(wa, wb);
   } else {
     pc.unit = ReplicationUnit::kBlocks;
     pc.median_a_ms = fa.steady.median_ms;
     pc.median_b_ms = fb.steady.median_ms;
+    // Every step of the phase in step order; its steady steps are those after the warm-up.
+    const std::vector<double> all_a = phase_series(*a.files[0], phase);
+    const std::vector<double> all_b = phase_series(*b.files[0], phase);
+    auto steady = [](const std::vector<double>& all, const PhaseAnalysis& pa) {
+      const auto skip = std::min<size_t>(all.size(), static_cast<size_t>(pa.warmup_steps));
+      return std::vector<double>(all.begin() + static_cast<std::ptrdiff_t>(skip), all.end());
+    };
     const stats::StepBlocks ba =
-        stats::make_step_blocks(steady_series(*a.files[0], fa), epoch_steps(a.files[0]->header));
+        stats::make_step_blocks(steady(all_a, fa), epoch_steps(a.files[0]->header));
     const stats::StepBlocks bb =
-        stats::make_step_blocks(steady_series(*b.files[0], fb), epoch_steps(b.files[0]->header));
+        stats::make_step_blocks(steady(all_b, fb), epoch_steps(b.files[0]->header));
     pc.block_steps_a = ba.block_length;
     pc.block_steps_b = bb.block_length;
     for (const auto* blocks : {&ba, &bb}) {
@@ -197,20 +194,10 @@ PhaseComparison compare_phase_timing(int phase, const SideRuns& a, const SideRun
       pc.test.n_a = n_a;
       pc.test.n_b = n_b;
     }
-  }
-  if (pc.unit == ReplicationUnit::kRuns) {
-    std::vector<double> wa, wb;
-    for (size_t i = 0; i < a.analyses.size(); ++i) wa.push_back(phase_of(a, i).all.mean_ms);
-    for (size_t i = 0; i < b.analyses.size(); ++i) wb.push_back(phase_of(b, i).all.mean_ms);
-    pc.whole_mean_a_ms = geometric_mean(wa);
-    pc.whole_mean_b_ms = geometric_mean(wb);
-    pc.whole_test =
-        pc.paired ? stats::paired_ratio_test(wa, wb, rto) : stats::run_ratio_test(wa, wb, rto);
-  } else {
     pc.whole_mean_a_ms = fa.all.mean_ms;
     pc.whole_mean_b_ms = fb.all.mean_ms;
     pc.whole_test = whole_phase_blocks_test(
-        phase_series(*a.files[0], phase), phase_series(*b.files[0], phase),
+        all_a, all_b,
         std::max({epoch_steps(a.files[0]->header), pc.block_steps_a, pc.block_steps_b}),
         o.run_noise, rto);
   }

@@ -135,6 +135,15 @@ RatioTest ratio_test_from_log(double log_ratio, double se_log, double df,
   return t;
 }
 
+double welch_df(double var_mean_a, int64_t n_a, double var_mean_b, int64_t n_b) {
+  const double va = var_mean_a;
+  const double vb = var_mean_b;
+  const double na = static_cast<double>(n_a);
+  const double nb = static_cast<double>(n_b);
+  return va + vb > 0.0 ? (va + vb) * (va + vb) / (va * va / (na - 1.0) + vb * vb / (nb - 1.0))
+                       : na + nb - 2.0;
+}
+
 RatioTest run_ratio_test(const std::vector<double>& a, const std::vector<double>& b,
                          const RatioTestOptions& options) {
   if (a.empty() || b.empty()) throw std::invalid_argument("run_ratio_test: empty side");
@@ -159,8 +168,7 @@ RatioTest run_ratio_test(const std::vector<double>& a, const std::vector<double>
     const double va = la.variance / na;
     const double vb = lb.variance / nb;
     se = std::sqrt(va + vb);
-    df = va + vb > 0.0 ? (va + vb) * (va + vb) / (va * va / (na - 1.0) + vb * vb / (nb - 1.0))
-                       : na + nb - 2.0;
+    df = welch_df(va, la.n, vb, lb.n);
   } else {
     // One side has a single run: it is taken to vary as the other side's runs do.
     const MeanVariance& multi = la.n >= 2 ? la : lb;

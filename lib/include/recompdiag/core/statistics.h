@@ -146,6 +146,10 @@ struct RatioTest {
 RatioTest ratio_test_from_log(double log_ratio, double se_log, double df,
                               const RatioTestOptions& options = {});
 
+/// Welch-Satterthwaite degrees of freedom of a difference of two means, from each mean's variance
+/// (`var_mean_a` = variance / n) and its observations; n_a + n_b - 2 when both variances are 0.
+double welch_df(double var_mean_a, int64_t n_a, double var_mean_b, int64_t n_b);
+
 /// Welch's t test on the logs of per-run values (each run's steady median): runs as the unit of
 /// replication. With two or more values per side, Welch's standard error and degrees of freedom;
 /// with one value on one side, that side is taken to share the other side's variance (a new run
