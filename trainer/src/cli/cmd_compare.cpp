@@ -131,8 +131,8 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
     const auto renderer = reports::make_renderer(report_format(s));
     // Runs are read into columns; rank files of one data-parallel job form one run (its step is
     // the slowest rank's), which needs their records.
-    std::vector<ColumnarRun> a = read_columnar_run_set(side_paths(s.a, s.a_specs, "A", "--a"));
-    std::vector<ColumnarRun> b = read_columnar_run_set(side_paths(s.b, s.b_specs, "B", "--b"));
+    auto [a, b] = read_columnar_sides(side_paths(s.a, s.a_specs, "A", "--a"),
+                                      side_paths(s.b, s.b_specs, "B", "--b"));
     bool jobs = false;
     for (const auto* side : {&a, &b}) {
       for (const ColumnarRun& r : *side) jobs = jobs || is_rank_header(r.header);
@@ -144,7 +144,7 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
         std::vector<RunFile> out;
         for (ColumnarRun& r : side) {
           out.push_back(to_run_file(r));
-          r = ColumnarRun{};
+          ColumnarRun spent = std::move(r);  // frees the columns now that the records hold them
         }
         return group_rank_files(std::move(out));
       };

@@ -3,8 +3,10 @@
 #include <glob.h>
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <filesystem>
-#include <future>
+#include <thread>
 
 #include "recompdiag/core/error.h"
 
@@ -41,23 +43,34 @@ std::vector<std::string> expand_run_paths(const std::vector<std::string>& specs,
 
 namespace {
 
+// Readers at once: one per file up to the cores (at least two: reading waits on the disk too),
+// each taking the next unread file, so that one big file never holds back the others.
+size_t reader_threads(size_t files) {
+  const size_t cores = std::max(2u, std::thread::hardware_concurrency());
+  return std::min(files, std::min<size_t>(cores, 8));
+}
+
 template <class Run>
 std::vector<Run> read_all(const std::vector<std::string>& paths,
                           Run (*read)(const std::string& path)) {
   std::vector<Run> out(paths.size());
-  // Two at a time: a second thread halves the wait on big files; more would fight for 2 cores.
-  for (size_t i = 0; i < paths.size(); i += 2) {
-    std::future<Run> second;
-    if (i + 1 < paths.size()) {
-      second = std::async(std::launch::async, [&, i] { return read(paths[i + 1]); });
+  std::vector<std::exception_ptr> failed(paths.size());
+  std::atomic<size_t> next{0};
+  auto reader = [&] {
+    for (size_t i = next++; i < paths.size(); i = next++) {
+      try {
+        out[i] = read(paths[i]);
+      } catch (...) {
+        failed[i] = std::current_exception();
+      }
     }
-    try {
-      out[i] = read(paths[i]);
-    } catch (...) {
-      if (second.valid()) second.wait();
-      throw;
-    }
-    if (second.valid()) out[i + 1] = second.get();
+  };
+  std::vector<std::thread> helpers;
+  for (size_t t = 1; t < reader_threads(paths.size()); ++t) helpers.emplace_back(reader);
+  reader();
+  for (std::thread& t : helpers) t.join();
+  for (const std::exception_ptr& e : failed) {
+    if (e) std::rethrow_exception(e);  // the first file, in order, that could not be read
   }
   return out;
 }
@@ -70,6 +83,17 @@ std::vector<RunFile> read_run_set(const std::vector<std::string>& paths) {
 
 std::vector<ColumnarRun> read_columnar_run_set(const std::vector<std::string>& paths) {
   return read_all<ColumnarRun>(paths, &read_columnar_run);
+}
+
+std::pair<std::vector<ColumnarRun>, std::vector<ColumnarRun>> read_columnar_sides(
+    const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  std::vector<std::string> paths = a;
+  paths.insert(paths.end(), b.begin(), b.end());
+  std::vector<ColumnarRun> runs = read_columnar_run_set(paths);
+  std::vector<ColumnarRun> runs_b(std::make_move_iterator(runs.begin() + a.size()),
+                                  std::make_move_iterator(runs.end()));
+  runs.resize(a.size());
+  return {std::move(runs), std::move(runs_b)};
 }
 
 }  // namespace recompdiag::trainer::cli

@@ -4,6 +4,7 @@
 // one run by group_rank_files() (core/job.h), by their headers' job id and world size.
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "recompdiag/core/run_io.h"
@@ -18,11 +19,16 @@ namespace recompdiag::trainer::cli {
 std::vector<std::string> expand_run_paths(const std::vector<std::string>& specs,
                                           const std::string& flag);
 
-/// Reads every file, two at a time; throws the InputError of the first file (in order) that
+/// Reads every file, several at once (one per core, at least two); throws the InputError of the first file (in order) that
 /// cannot be read, which names it.
 std::vector<RunFile> read_run_set(const std::vector<std::string>& paths);
 
 /// The same into columns (read_columnar_run()): a few bytes per step instead of a record.
 std::vector<ColumnarRun> read_columnar_run_set(const std::vector<std::string>& paths);
+
+/// Both sides of a comparison into columns, read together so that side B's files need not wait
+/// for side A's: one file per side still keeps two cores busy.
+std::pair<std::vector<ColumnarRun>, std::vector<ColumnarRun>> read_columnar_sides(
+    const std::vector<std::string>& a, const std::vector<std::string>& b);
 
 }  // namespace recompdiag::trainer::cli
