@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -37,6 +38,66 @@ TEST_CASE("MAD of the textbook example is 1") {
   // Wikipedia's example: median 2, absolute deviations {1,1,0,0,2,4,7}, their median 1.
   CHECK(mad({1, 1, 2, 2, 4, 6, 9}) == 1.0);
   CHECK(mad({5, 5, 5}) == 0.0);
+}
+
+TEST_CASE("MAD of sorted values equals the deviations' median, ties and both parities") {
+  CHECK(mad_sorted({1, 1, 2, 2, 4, 6, 9}) == 1.0);
+  CHECK(std::isnan(mad_sorted({})));
+  std::mt19937_64 gen(7);
+  for (size_t n = 1; n <= 60; ++n) {
+    for (int round = 0; round < 20; ++round) {
+      // Small integers give many ties, and deviations equal on both sides of the median.
+      std::uniform_int_distribution<int> small(0, round % 2 ? 5 : 1000);
+      std::vector<double> v;
+      for (size_t i = 0; i < n; ++i) v.push_back(small(gen) * (round % 3 ? 1.0 : 0.37));
+      std::sort(v.begin(), v.end());
+      const double m = median_sorted(v);
+      std::vector<double> dev;
+      for (double x : v) dev.push_back(std::fabs(x - m));
+      INFO("n = " << n << ", round " << round);
+      CHECK(mad_sorted(v) == median(dev));
+    }
+  }
+}
+
+TEST_CASE("median in place agrees with median on every size") {
+  std::mt19937_64 gen(3);
+  std::uniform_real_distribution<double> u(-5.0, 5.0);
+  for (size_t n = 0; n <= 40; ++n) {
+    std::vector<double> v;
+    for (size_t i = 0; i < n; ++i) v.push_back(std::round(u(gen)));
+    const double expected = median(v);
+    std::vector<double> work = v;
+    const double got = median_in_place(work.data(), work.data() + work.size());
+    CHECK(((std::isnan(expected) && std::isnan(got)) || got == expected));
+  }
+}
+
+TEST_CASE("sort_ascending orders as std::sort, below and above the radix threshold") {
+  std::mt19937_64 gen(11);
+  std::lognormal_distribution<double> times(1.6, 0.3);
+  std::normal_distribution<double> signed_values(0.0, 1e3);
+  for (size_t n : {0, 1, 2, 100, 4095, 4096, 5000, 200000}) {
+    for (int kind = 0; kind < 3; ++kind) {
+      std::vector<double> v;
+      for (size_t i = 0; i < n; ++i) {
+        if (kind == 0) v.push_back(times(gen));          // step times: one exponent, passes skipped
+        if (kind == 1) v.push_back(signed_values(gen));  // negatives and many exponents
+        if (kind == 2) v.push_back(std::floor(times(gen)));  // ties
+      }
+      if (kind == 1 && n > 10) {
+        v[3] = std::numeric_limits<double>::infinity();
+        v[7] = -std::numeric_limits<double>::infinity();
+        v[9] = std::numeric_limits<double>::denorm_min();
+        v[10] = -std::numeric_limits<double>::max();
+      }
+      std::vector<double> expected = v;
+      std::sort(expected.begin(), expected.end());
+      sort_ascending(v);
+      INFO("n = " << n << ", kind " << kind);
+      CHECK(v == expected);
+    }
+  }
 }
 
 TEST_CASE("two-pass variance is exact far from zero") {

@@ -8,21 +8,6 @@
 
 namespace recompdiag::detail {
 
-namespace {
-
-// Quantile q of `v` by selection (type 7, as stats::quantile), reordering v: O(n), no sort.
-double quantile_select(std::vector<double>& v, double q) {
-  const double h = static_cast<double>(v.size() - 1) * q;
-  const auto lo = static_cast<size_t>(std::floor(h));
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(lo), v.end());
-  const double x_lo = v[lo];
-  if (lo + 1 >= v.size()) return x_lo;
-  const double x_hi = *std::min_element(v.begin() + static_cast<std::ptrdiff_t>(lo) + 1, v.end());
-  return x_lo + (h - static_cast<double>(lo)) * (x_hi - x_lo);
-}
-
-}  // namespace
-
 void add_step(ProbeCounts& c, const StepRecord& s) {
   ++c.steps;
   c.sections.add(s);
@@ -186,24 +171,7 @@ StepTimeSummary summarize_sorted(const std::vector<double>& sorted) {
   out.max_ms = sorted.back();
   out.median_ms = stats::median_sorted(sorted);
   out.p95_ms = stats::quantile_sorted(sorted, 0.95);
-  std::vector<double> dev;
-  dev.reserve(sorted.size());
-  for (double v : sorted) dev.push_back(std::fabs(v - out.median_ms));
-  out.mad_ms = stats::median(std::move(dev));
-  return out;
-}
-
-// Summary of unsorted step times; selection instead of a sort keeps a million-step phase cheap.
-StepTimeSummary summarize(std::vector<double> ms) {
-  StepTimeSummary out = summarize_moments(ms);
-  if (ms.empty()) return out;
-  const auto [lo, hi] = std::minmax_element(ms.begin(), ms.end());
-  out.min_ms = *lo;
-  out.max_ms = *hi;
-  out.p95_ms = quantile_select(ms, 0.95);
-  out.median_ms = quantile_select(ms, 0.5);
-  for (double& v : ms) v = std::fabs(v - out.median_ms);
-  out.mad_ms = stats::median(std::move(ms));
+  out.mad_ms = stats::mad_sorted(sorted);
   return out;
 }
 

@@ -18,8 +18,9 @@ int64_t detect_warmup(const std::vector<double>& ms, const AnalysisOptions& o, d
   *threshold = 0.0;
   if (n < 2) return 0;
   std::vector<double> tail(ms.begin() + n / 2, ms.end());
-  const double ref = stats::median(tail);
-  const double spread = stats::mad(tail) * kSigmaPerMad;
+  stats::sort_ascending(tail);
+  const double ref = stats::median_sorted(tail);
+  const double spread = stats::mad_sorted(tail) * kSigmaPerMad;
   *threshold = ref + std::max(3.0 * spread, o.warmup_tolerance * ref);
   const auto cap = static_cast<int64_t>(std::floor(o.max_warmup_fraction * static_cast<double>(n)));
   const int64_t window = std::max<int64_t>(o.warmup_window, 1);
@@ -32,6 +33,11 @@ int64_t detect_warmup(const std::vector<double>& ms, const AnalysisOptions& o, d
     if (above <= 1) return i;
   }
   return cap;
+}
+
+// Median of n > 0 values sorted ascending, as stats::median() computes it.
+double median_of_sorted(const double* sorted, size_t n) {
+  return n % 2 == 1 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
 }
 
 }  // namespace
@@ -54,27 +60,34 @@ std::vector<PhaseAnalysis> analyze_phases(const StepColumns& steps, const PhaseS
     double threshold = 0.0;
     pa.warmup_steps = detect_warmup(ms, o, &threshold);
     const auto warmup = static_cast<size_t>(pa.warmup_steps);
-    pa.all = summarize(ms);
-    // The steady steps in step order, reusing `ms` (the warm-up's times are kept apart).
-    const std::vector<double> warmup_ms(ms.begin(), ms.begin() + pa.warmup_steps);
+    // The warm-up's times apart, then the steady ones in step order, reusing `ms`.
+    std::vector<double> warmup_ms(ms.begin(), ms.begin() + pa.warmup_steps);
     ms.erase(ms.begin(), ms.begin() + pa.warmup_steps);
     std::vector<double>& steady = ms;
+    // Each half sorted on its own gives the halves' medians (the drift); merged, the whole.
+    const size_t half = steady.size() / 2;
+    stats::sort_ascending(steady.data(), steady.data() + half);
+    stats::sort_ascending(steady.data() + half, steady.data() + steady.size());
     if (steady.size() >= 8) {
-      const auto half = static_cast<std::ptrdiff_t>(steady.size() / 2);
-      const double first =
-          stats::median(std::vector<double>(steady.begin(), steady.begin() + half));
-      const double second = stats::median(std::vector<double>(steady.begin() + half, steady.end()));
+      const double first = median_of_sorted(steady.data(), half);
+      const double second = median_of_sorted(steady.data() + half, steady.size() - half);
       if (first > 0) pa.drift_ratio = second / first;
     }
-    std::sort(steady.begin(), steady.end());
+    std::inplace_merge(steady.begin(), steady.begin() + static_cast<std::ptrdiff_t>(half),
+                       steady.end());
     pa.steady = summarize_sorted(steady);
-    pa.steady_sorted_ms = std::move(steady);
-    pa.steady_sorted_ms.shrink_to_fit();
     double extra_ms = 0.0;
     for (size_t k = 0; k < warmup; ++k) {
       extra_ms += warmup_ms[k] - pa.steady.median_ms;
       is_warmup[idx[k]] = 1;
     }
+    // Every step, sorted: the sorted warm-up merged into the sorted steady steps.
+    stats::sort_ascending(warmup_ms);
+    std::vector<double> all(steady.size() + warmup_ms.size());
+    std::merge(warmup_ms.begin(), warmup_ms.end(), steady.begin(), steady.end(), all.begin());
+    pa.all = summarize_sorted(all);
+    pa.steady_sorted_ms = std::move(steady);
+    pa.steady_sorted_ms.shrink_to_fit();
     pa.warmup_extra_s = std::max(0.0, extra_ms) / 1000.0;
     for (const IndexRange& r : idx.ranges(0, idx.size())) add_steps(pa.counts, steps, r.lo, r.hi);
     for (const IndexRange& r : idx.ranges(warmup, idx.size()))

@@ -52,13 +52,14 @@ StepBlocks make_step_blocks(const std::vector<double>& series, int64_t min_block
   out.block_length =
       std::clamp<int64_t>(std::max(min_block_length, 2 * out.autocorrelation_lag), 1, longest);
   const int64_t blocks = std::max<int64_t>(1, out.steps / out.block_length);
+  // Each block's median by selection in place: `logs` is not needed in step order after this.
+  out.sorted_log_medians.reserve(static_cast<size_t>(blocks));
   for (int64_t k = 0; k < blocks; ++k) {
-    const auto first = logs.begin() + k * out.block_length;
-    const auto last = k + 1 == blocks ? logs.end() : first + out.block_length;
-    std::vector<double> block(first, last);
-    out.sorted_log_medians.push_back(median(std::move(block)));
+    double* first = logs.data() + k * out.block_length;
+    double* last = k + 1 == blocks ? logs.data() + logs.size() : first + out.block_length;
+    out.sorted_log_medians.push_back(median_in_place(first, last));
   }
-  std::sort(out.sorted_log_medians.begin(), out.sorted_log_medians.end());
+  sort_ascending(out.sorted_log_medians);
   return out;
 }
 

@@ -18,16 +18,18 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 double median_sorted(const std::vector<double>& sorted) { return quantile_sorted(sorted, 0.5); }
 
-double median(std::vector<double> values) {
-  if (values.empty()) return kNaN;
-  const size_t n = values.size();
-  const size_t mid = n / 2;
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
-  const double upper = values[mid];
+double median_in_place(double* first, double* last) {
+  if (first == last) return kNaN;
+  const auto n = static_cast<size_t>(last - first);
+  double* mid = first + n / 2;
+  std::nth_element(first, mid, last);
+  const double upper = *mid;
   if (n % 2 == 1) return upper;
-  const double lower =
-      *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
-  return 0.5 * (lower + upper);
+  return 0.5 * (*std::max_element(first, mid) + upper);
+}
+
+double median(std::vector<double> values) {
+  return median_in_place(values.data(), values.data() + values.size());
 }
 
 double quantile_sorted(const std::vector<double>& sorted, double q) {
@@ -51,6 +53,39 @@ double mad(const std::vector<double>& values) {
   dev.reserve(values.size());
   for (double v : values) dev.push_back(std::fabs(v - m));
   return median(std::move(dev));
+}
+
+double mad_sorted(const std::vector<double>& sorted) {
+  const size_t n = sorted.size();
+  if (n == 0) return kNaN;
+  const double m = median_sorted(sorted);
+  // Deviations below the median, nearest first, and above it, nearest first: both ascending.
+  const size_t split =
+      static_cast<size_t>(std::lower_bound(sorted.begin(), sorted.end(), m) - sorted.begin());
+  const size_t n_below = split;
+  const size_t n_above = n - split;
+  auto below = [&](size_t k) { return m - sorted[split - 1 - k]; };
+  auto above = [&](size_t k) { return sorted[split + k] - m; };
+  // The k-th smallest (from 0) of the two: take i from `below` and k + 1 - i from `above`, with
+  // i the first count at which below(i) is no longer smaller than the last taken from `above`.
+  auto kth = [&](size_t k) {
+    size_t lo = k + 1 > n_above ? k + 1 - n_above : 0;
+    size_t hi = std::min(k + 1, n_below);
+    while (lo < hi) {
+      const size_t i = lo + (hi - lo) / 2;
+      if (below(i) < above(k - i)) {
+        lo = i + 1;
+      } else {
+        hi = i;
+      }
+    }
+    const size_t j = k + 1 - lo;
+    if (lo == 0) return above(j - 1);
+    if (j == 0) return below(lo - 1);
+    return std::max(below(lo - 1), above(j - 1));
+  };
+  if (n % 2 == 1) return kth(n / 2);
+  return 0.5 * (kth(n / 2 - 1) + kth(n / 2));
 }
 
 MeanVariance mean_variance(const std::vector<double>& values) {

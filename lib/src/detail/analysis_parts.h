@@ -31,9 +31,6 @@ void add_steps(ProbeCounts& c, const StepColumns& steps, size_t lo, size_t hi);
 /// Summary of step times already sorted ascending.
 StepTimeSummary summarize_sorted(const std::vector<double>& sorted);
 
-/// Summary of unsorted step times; selection instead of a sort keeps a million-step phase cheap.
-StepTimeSummary summarize(std::vector<double> ms);
-
 /// Mean unweighted loss per head over the steps in `ranges` (NaN for a head with no finite value).
 std::vector<double> mean_heads(const StepColumns& steps, const std::vector<IndexRange>& ranges);
 

@@ -28,6 +28,21 @@ double quantile_sorted(const std::vector<double>& sorted, double q);
 /// NaN when empty.
 double mad(const std::vector<double>& values);
 
+/// The same of values already sorted ascending, in O(log n) and without a copy: the deviations
+/// below and above the median are two sorted sequences, and their median is found by bisection.
+double mad_sorted(const std::vector<double>& sorted);
+
+/// Median of [first, last), reordering it (no copy); NaN when empty. What median() computes.
+double median_in_place(double* first, double* last);
+
+/// Sorts ascending: a radix sort on the values' bits for large vectors (several times faster
+/// than std::sort on a million step times), std::sort for small ones. The same order as
+/// std::sort, except that -0.0 comes before +0.0 and NaNs go to the ends.
+void sort_ascending(double* first, double* last);
+inline void sort_ascending(std::vector<double>& values) {
+  sort_ascending(values.data(), values.data() + values.size());
+}
+
 /// Mean and sample variance from a two-pass computation (no catastrophic cancellation).
 struct MeanVariance {
   int64_t n = 0;
