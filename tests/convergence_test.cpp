@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "recompdiag/core/compare.h"
 
 using namespace recompdiag;
@@ -47,6 +49,42 @@ TEST_CASE("convergence: the pre-switch loss is re-weighted with the new phase's 
   CHECK(c.switches[0].recovery_steps == 3);  // mean of steps 8-9: 0.75
   CHECK(c.final_loss == doctest::Approx(0.5));
   CHECK(c.final_head_losses == std::vector<double>{0.5, 3.0});
+}
+
+TEST_CASE("convergence: recovery is the first window whose exact mean is back, for any window") {
+  // The brute force the analysis replaces with a running sum: every window's mean afresh.
+  auto brute = [](const std::vector<double>& after, size_t w, double target) -> int64_t {
+    for (size_t k = 0; k < after.size(); ++k) {
+      const size_t from = k + 1 >= w ? k + 1 - w : 0;
+      double sum = 0.0;
+      size_t n = 0;
+      for (size_t j = from; j <= k; ++j) {
+        if (std::isfinite(after[j])) sum += after[j], ++n;
+      }
+      if (n > 0 && sum / static_cast<double>(n) <= target) return static_cast<int64_t>(k);
+    }
+    return -1;
+  };
+  uint64_t state = 12345;
+  auto next = [&] {  // a small LCG: the same cases on every platform
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>(state >> 11) / 9007199254740992.0;
+  };
+  for (int round = 0; round < 200; ++round) {
+    std::vector<double> after;
+    const size_t n = 5 + static_cast<size_t>(next() * 300);
+    for (size_t k = 0; k < n; ++k) {
+      // Falling noisy losses around the target 1.0; ties at exactly 1.0, and some NaN.
+      const double u = next();
+      after.push_back(u < 0.05 ? std::nan("") : u < 0.15 ? 1.0 : 1.6 - k * 1.2 / n + 0.4 * next());
+    }
+    ConvergenceOptions o;
+    o.window = 1 + round % 9;
+    const RunConvergence c = analyze_convergence(make_run(4, after), o);
+    REQUIRE(c.switches.size() == 1);
+    INFO("round " << round << ", window " << o.window);
+    CHECK(c.switches[0].recovery_steps == brute(after, static_cast<size_t>(o.window), 1.0));
+  }
 }
 
 TEST_CASE("convergence: B worse in every pair is a regression; identical runs are no change") {

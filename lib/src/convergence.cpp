@@ -35,6 +35,38 @@ double mean_objective(const StepColumns& steps, size_t first, size_t last,
   return n ? sum / static_cast<double>(n) : std::nan("");
 }
 
+// Steps after `first` until the mean objective of the last `w` steps of [first, end) is back at
+// `target` (-1: never). A running sum over the window finds each step's mean in O(1); the exact
+// mean decides whenever the running one is close, so that its rounding never changes the answer.
+int64_t recovery_steps(const StepColumns& steps, size_t first, size_t end, size_t w,
+                       const std::vector<double>& weights, double target) {
+  double sum = 0.0;
+  size_t count = 0;
+  auto add = [&](size_t k, double sign) {
+    const double v = objective(steps, k, weights);
+    if (!std::isfinite(v)) return;
+    sum += sign * v;
+    count = sign > 0 ? count + 1 : count - 1;
+  };
+  for (size_t k = first; k < end; ++k) {
+    const size_t from = k + 1 >= first + w ? k + 1 - w : first;
+    add(k, 1.0);
+    if (from > first) add(from - 1, -1.0);
+    if (!std::isfinite(sum)) {  // overflowed: start the window's sum afresh
+      sum = 0.0;
+      count = 0;
+      for (size_t j = from; j <= k; ++j) add(j, 1.0);
+    }
+    if (count == 0) continue;
+    const double running = sum / static_cast<double>(count);
+    const double slack = 1e-9 * (std::fabs(running) + std::fabs(target));
+    if (running <= target + slack && mean_objective(steps, from, k + 1, weights) <= target) {
+      return static_cast<int64_t>(k - first);
+    }
+  }
+  return -1;
+}
+
 }  // namespace
 
 const char* to_string(ConvergenceVerdict verdict) {
@@ -63,14 +95,7 @@ RunConvergence analyze_convergence(const ColumnarRun& run, const ConvergenceOpti
     sc.phase_steps = static_cast<int64_t>(end - i);
     sc.loss_before = mean_objective(steps, i - std::min(w, i), i, weights);
     sc.loss_after = mean_objective(steps, i, std::min(end, i + w), weights);
-    // The first step at which the mean of the last `w` steps of the new phase is back.
-    for (size_t k = i; k < end; ++k) {
-      const size_t from = k + 1 >= i + w ? k + 1 - w : i;
-      if (mean_objective(steps, from, k + 1, weights) <= sc.loss_before) {
-        sc.recovery_steps = static_cast<int64_t>(k - i);
-        break;
-      }
-    }
+    sc.recovery_steps = recovery_steps(steps, i, end, w, weights, sc.loss_before);
     sc.phase_loss = mean_objective(steps, i, end, weights);
     for (size_t k = i; k < end;) {
       size_t epoch_end = k;
