@@ -125,7 +125,7 @@ size_t PackedColumn::run_index(size_t i) const {
   return static_cast<size_t>(it - runs_.begin()) - 1;
 }
 
-int64_t PackedColumn::operator[](size_t i) const {
+int64_t PackedColumn::lookup(size_t i) const {
   if (is_plain_) return plain_[i];
   const Run& r = runs_[run_index(i)];
   return wrap_add(r.first, wrap_mul(r.stride, i - r.start));

@@ -50,7 +50,16 @@ class PackedColumn {
     }
     push_back_slow(value);
   }
-  int64_t operator[](size_t i) const;
+  int64_t operator[](size_t i) const {
+    // One progression for the whole column (a constant, a counter, an offset that grows by the
+    // same step after step) is the common case: no search.
+    if (runs_.size() == 1) {
+      const Run& r = runs_.front();
+      return static_cast<int64_t>(static_cast<uint64_t>(r.first) +
+                                  static_cast<uint64_t>(r.stride) * (i - r.start));
+    }
+    return lookup(i);
+  }
   /// The run holding `i` (< size()); a run of one step when the column is a plain array.
   Span span(size_t i) const;
   size_t size() const { return size_; }
@@ -80,6 +89,7 @@ class PackedColumn {
     int64_t stride;
   };
   void push_back_slow(int64_t value);
+  int64_t lookup(size_t i) const;
   size_t run_index(size_t i) const;
   std::vector<Run> runs_;
   std::vector<int64_t> plain_;
