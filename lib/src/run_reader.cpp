@@ -45,7 +45,7 @@ void feed_run_file(const std::string& path, RunLineParser& parser,
   }
   // Stream in large chunks so memory follows the records, not the file size; every line handed
   // to the parser is followed by padding or by the rest of the chunk.
-  constexpr size_t kChunk = 8u << 20;
+  constexpr size_t kChunk = 1u << 20;
   std::vector<char> buf(kChunk + simdjson::SIMDJSON_PADDING);
   size_t have = 0;
   int64_t line_no = 0;
