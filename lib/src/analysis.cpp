@@ -60,7 +60,7 @@ RunAnalysis analyze_run(const ColumnarRun& run, const AnalysisOptions& o) {
       out.warnings.push_back(run.path + ":" + std::to_string(s.line) + ": " + s.why);
   }
   if (!run.summary) out.warnings.push_back(run.path + ": no summary line; the run did not finish");
-  if (run.summary && run.summary->status == "failed") {
+  if (run.summary && run.summary->failed()) {
     out.warnings.push_back(run.path + ": the run failed after " +
                            std::to_string(run.summary->steps) +
                            " steps (its summary says so: a data-parallel peer died or a "

@@ -7,7 +7,7 @@ namespace recompdiag::detail {
 
 TrainingOutcome training_outcome(const ColumnarRun& run) {
   TrainingOutcome out;
-  out.finished = run.summary.has_value() && run.summary->status != "failed";
+  out.finished = run.summary && !run.summary->failed();
   if (run.summary && !run.summary->final_head_losses.empty()) {
     out.final_loss = run.summary->final_loss;
     out.final_head_losses = run.summary->final_head_losses;

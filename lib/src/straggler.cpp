@@ -90,7 +90,7 @@ RankSummary summarize_rank(const RunFile& run) {
   r.rank = run.header.rank;
   r.path = run.path;
   r.steps = static_cast<int64_t>(run.steps.size());
-  r.finished = run.summary.has_value() && run.summary->status != "failed";
+  r.finished = run.summary && !run.summary->failed();
   std::vector<double> wall, wait;
   double total_ms = 0.0, total_wait_ms = 0.0;
   for (const StepRecord& s : run.steps) {

@@ -214,10 +214,15 @@ struct RunSummary {
   int64_t alerts = 0;
   double final_loss = 0.0;
   std::vector<double> final_head_losses;
+  /// "completed", "interrupted" (a stop signal) or "failed" (a data-parallel peer died or a
+  /// collective timed out).
   std::string status = "completed";
   /// A digest (FNV-1a, 16 hex digits) of the final parameters' bytes: equal on every rank of a
   /// data-parallel job whose ranks stayed in step. Empty when the writer did not compute one.
   std::string parameters_digest;
+
+  /// Whether the run ended in failure: its steps are not a finished run's.
+  bool failed() const { return status == "failed"; }
 };
 
 }  // namespace recompdiag
