@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/run_set.h"
 #include "recompdiag/core/compare.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/run_io.h"
@@ -94,14 +95,15 @@ void run_bench(const BenchCompareCommand& s) {
       1e6;
   const double rss_before_mib = peak_rss_mib();
 
-  // What `recompdiag compare` does: read both (two threads), compare, render.
+  // What `recompdiag compare` does, through its own reader: read both sides at once, compare,
+  // render.
   double load[1] = {0.0};
   const bool have_load = ::getloadavg(load, 1) == 1;
   const double cpu0 = cpu_seconds();
   t0 = std::chrono::steady_clock::now();
-  auto read_b = std::async(std::launch::async, [&] { return read_columnar_run(path_b); });
-  ColumnarRun a = read_columnar_run(path_a);
-  ColumnarRun b = read_b.get();
+  const auto [runs_a, runs_b] = read_columnar_sides({path_a}, {path_b});
+  const ColumnarRun& a = runs_a[0];
+  const ColumnarRun& b = runs_b[0];
   const double read_s = seconds_since(t0);
   const double read_peak_mib = peak_rss_mib();
   const double column_bytes = static_cast<double>(a.steps.memory_bytes() + b.steps.memory_bytes());
