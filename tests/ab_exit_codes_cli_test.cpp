@@ -9,12 +9,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "cli_util.h"
@@ -56,9 +54,7 @@ TEST_CASE("ab exits 3 when its runs crash, naming the signal") {
   std::vector<std::string> args = kLongSmall;
   args.insert(args.end(), {"--out-dir", out});
   const pid_t ab = test::start_cli(args, err);
-  for (int i = 0; i < 1200 && test::count_step_lines(out + "/mutable.jsonl") < 10; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  test::wait_for_step_lines(out + "/mutable.jsonl", 10);
   const std::vector<pid_t> runs = test::children_of(ab);
   REQUIRE(runs.size() == 2);
   for (const pid_t run : runs) ::kill(run, SIGSEGV);  // as a bug in a run would

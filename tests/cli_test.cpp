@@ -116,11 +116,7 @@ namespace {
 int signal_after_steps(std::vector<std::string> args, const std::string& file, int64_t steps,
                        int sig) {
   const pid_t pid = test::start_cli(std::move(args));
-  int64_t seen = 0;
-  for (int i = 0; i < 1200 && seen < steps; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    seen = test::count_step_lines(file);
-  }
+  test::wait_for_step_lines(file, steps);
   ::kill(pid, sig);
   int status = 0;
   ::waitpid(pid, &status, 0);

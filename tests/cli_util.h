@@ -7,11 +7,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "test_util.h"
@@ -75,6 +77,17 @@ inline int64_t count_step_lines(const std::string& path) {
   int64_t n = 0;
   for (size_t pos = 0; (pos = text.find("\"type\":\"step\"", pos)) != std::string::npos; ++pos) ++n;
   return n;
+}
+
+/// Polls the run file at `path` every 50 ms, for 60 s at most, until it holds `steps` step lines;
+/// returns the count last seen (the caller decides what falling short means).
+inline int64_t wait_for_step_lines(const std::string& path, int64_t steps) {
+  int64_t seen = count_step_lines(path);
+  for (int i = 0; i < 1200 && seen < steps; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    seen = count_step_lines(path);
+  }
+  return seen;
 }
 
 /// The processes whose parent is `parent` (from /proc/PID/stat's fourth field).

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -16,7 +15,6 @@
 #include <set>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "cli_util.h"
@@ -42,11 +40,9 @@ std::vector<double> step_losses(const RunFile& run) {
 
 /// Waits (60 s at most) until `path` holds `steps` step lines.
 void wait_for_steps(const std::string& path, int64_t steps) {
-  for (int i = 0; i < 1200; ++i) {
-    if (test::count_step_lines(path) >= steps) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  if (test::wait_for_step_lines(path, steps) < steps) {
+    FAIL("no " << steps << " steps in " << path << " within 60 s");
   }
-  FAIL("no " << steps << " steps in " << path << " within 60 s");
 }
 
 }  // namespace
