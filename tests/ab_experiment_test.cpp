@@ -78,17 +78,22 @@ TEST_CASE("ab experiment: bad options are InputErrors before anything runs") {
 
 namespace recompdiag::trainer {
 
-TEST_CASE("compare options: turns assume no run-to-run spread, runs in sequence keep it") {
+TEST_CASE("compare options: turns are paired by epoch, runs in sequence as pairs of runs") {
   AbExperimentOptions o;  // recompile against mutable
   CompareOptions base;
   base.run_noise = 0.04;
   o.schedule = AbSchedule::kInterleaved;
   const CompareOptions turns = o.compare_options(base);
-  CHECK(turns.run_noise == 0.0);
+  CHECK(turns.turns);
+  CHECK(turns.paired);
   CHECK(turns.expected_differences == o.expected_differences());
   CHECK_FALSE(turns.expected_differences.empty());
   o.schedule = AbSchedule::kSequential;
+  CHECK_FALSE(o.compare_options(base).turns);
+  CHECK(o.compare_options(base).paired);
   CHECK(o.compare_options(base).run_noise == 0.04);
+  o.schedule = AbSchedule::kBlocked;
+  CHECK_FALSE(o.compare_options(base).paired);
   CHECK(o.compare_options(base).threshold == base.threshold);
 }
 

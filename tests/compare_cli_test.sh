@@ -28,27 +28,40 @@ expect() {
 }
 
 base=$fx/compare_baseline.jsonl
-# One run per side cannot prove a change under 5% with the default 3% run-to-run spread: it warns
-# and exits 0; the synthetic fixtures have no spread between runs, and with none assumed the rerun
-# is proven equivalent.
-expect 0 "warning: inconclusive: .*runs per side would settle it" "$base" "$fx/compare_rerun.jsonl"
+# One independent run per side and no measured run-to-run spread: no time verdict, exit 0 with a
+# warning that says what would settle it.
+expect 0 "warning: inconclusive: .*no measured run-to-run spread" "$base" "$fx/compare_slower.jsonl"
+# A noise profile of 3% (what `bench noise` writes): one run per side cannot prove a change under
+# 5%; the synthetic fixtures have no spread between runs, and with none given the rerun is proven
+# equivalent.
+noise=$tmp/noise.json
+printf '{"type":"noise_profile","schema":1,"run_noise":0.03,"degrees_of_freedom":9,"runs":10,"host":"h"}\n' >"$noise"
+expect 0 "warning: inconclusive: .*runs per side would settle it" "$base" "$fx/compare_rerun.jsonl" \
+  --noise-profile "$noise"
 grep -q '\*\*inconclusive\*\*' "$tmp/out" || fail "rerun: Markdown does not say inconclusive"
-expect 1 "" "$base" "$fx/compare_rerun.jsonl" --strict-inconclusive
+grep -q 'noise profile .*noise.json: 10 runs on h' "$tmp/out" || fail "rerun: the noise profile is not named"
+expect 1 "" "$base" "$fx/compare_rerun.jsonl" --noise-profile "$noise" --strict-inconclusive
 expect 0 "" "$base" "$fx/compare_rerun.jsonl" --run-noise 0
 grep -q '\*\*no change\*\*' "$tmp/out" || fail "rerun: Markdown does not say no change"
-expect 1 "" "$base" "$fx/compare_slower.jsonl"
+expect 1 "" "$base" "$fx/compare_slower.jsonl" --noise-profile "$noise"
 grep -q '\*\*regression\*\*' "$tmp/out" || fail "slower: Markdown does not say regression"
-expect 0 "" "$base" "$fx/compare_faster.jsonl"
+expect 0 "" "$base" "$fx/compare_faster.jsonl" --noise-profile "$noise"
 grep -q '\*\*improvement\*\*' "$tmp/out" || fail "faster: Markdown does not say improvement"
+expect 2 "give --run-noise or --noise-profile, not both" "$base" "$fx/compare_slower.jsonl" \
+  --noise-profile "$noise" --run-noise 3
+expect 2 "missing.json: cannot open the noise profile" "$base" "$fx/compare_slower.jsonl" \
+  --noise-profile "$tmp/missing.json"
+expect 2 "compare_baseline.jsonl: not a noise profile|not JSON" "$base" "$fx/compare_slower.jsonl" \
+  --noise-profile "$base"
 # A wide threshold makes 30% noise; a tiny alpha makes nothing significant.
-expect 0 "" "$base" "$fx/compare_slower.jsonl" --threshold 50
-expect 0 "" "$base" "$fx/compare_slower.jsonl" --alpha 1e-300
+expect 0 "" "$base" "$fx/compare_slower.jsonl" --noise-profile "$noise" --threshold 50
+expect 0 "" "$base" "$fx/compare_slower.jsonl" --noise-profile "$noise" --alpha 1e-300
 
 # Every format, to a file, written atomically, plus the trace.
-expect 1 "wrote $tmp/r.html" "$base" "$fx/compare_slower.jsonl" --format html --out "$tmp/r.html" \
+expect 1 "wrote $tmp/r.html" "$base" "$fx/compare_slower.jsonl" --noise-profile "$noise" --format html --out "$tmp/r.html" \
   --trace "$tmp/trace.json"
 head -c 15 "$tmp/r.html" | grep -q '<!DOCTYPE html>' || fail "html report does not start with a doctype"
-expect 1 "" "$base" "$fx/compare_slower.jsonl" --format json --out "$tmp/r.json"
+expect 1 "" "$base" "$fx/compare_slower.jsonl" --noise-profile "$noise" --format json --out "$tmp/r.json"
 if command -v python3 >/dev/null; then
   python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['verdict']=='regression'" \
     "$tmp/r.json" || fail "json report is not valid JSON with verdict regression"
@@ -56,9 +69,9 @@ if command -v python3 >/dev/null; then
     "$tmp/trace.json" || fail "trace is not valid JSON with the steps"
 fi
 # Without --format, the --out extension picks it.
-expect 1 "" "$base" "$fx/compare_slower.jsonl" --out "$tmp/auto.html"
+expect 1 "" "$base" "$fx/compare_slower.jsonl" --noise-profile "$noise" --out "$tmp/auto.html"
 head -c 15 "$tmp/auto.html" | grep -q '<!DOCTYPE html>' || fail "--out x.html did not write HTML"
-expect 1 "" "$base" "$fx/compare_slower.jsonl" --out "$tmp/auto.json"
+expect 1 "" "$base" "$fx/compare_slower.jsonl" --noise-profile "$noise" --out "$tmp/auto.json"
 head -c 1 "$tmp/auto.json" | grep -q '{' || fail "--out x.json did not write JSON"
 ls "$tmp" | grep -q '\.tmp\.' && fail "a temporary report file was left behind"
 

@@ -151,15 +151,26 @@ TEST_CASE("bench gate, smallest size: the JSON has the issue's shape") {
   const std::string json_path = dir.file("gate.json");
   Result r = recompdiag_cli(
       "bench gate --pairs 1 --runs 2 --epochs 3,2 --steps-per-epoch 5 --batch-size 4 --seq-len 6 "
-      "--hidden 8 --threads 1 --quiet --out-dir " +
+      "--hidden 8 --threads 1 --noise-runs 3 --quiet --out-dir " +
       dir.file("runs") + " --json " + json_path + " --baseline-json " + dir.file("base.json"));
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.output, "baseline, the step-level test"));
+  CHECK(contains(r.output, "1 run per side + measured profile"));
+  CHECK(contains(r.output, "1 pair taking turns (ab), by epoch"));
   for (const std::string& path : {json_path, dir.file("base.json")}) {
     const nlohmann::json j = nlohmann::json::parse(test::read_text(path));
     CHECK(j["pairs"] == 1);
-    REQUIRE(j["false_verdict_rate"].size() == 2);
-    for (const char* runs : {"1", "2"}) {
+    // The gate has every mode; the step-level baseline only the independent runs.
+    const bool gate = path == json_path;
+    const std::vector<std::string> modes =
+        gate ? std::vector<std::string>{"1", "2", "1+profile", "turns"}
+             : std::vector<std::string>{"1", "2"};
+    REQUIRE(j["false_verdict_rate"].size() == modes.size());
+    if (gate) {
+      CHECK(j["noise_profile"]["runs"] == 3);
+      CHECK(j["run_spread"].get<double>() >= 0.0);
+    }
+    for (const std::string& runs : modes) {
       const double rate = j["false_verdict_rate"][runs].get<double>();
       CHECK(rate >= 0.0);
       CHECK(rate <= 1.0);
@@ -167,10 +178,44 @@ TEST_CASE("bench gate, smallest size: the JSON has the issue's shape") {
     REQUIRE(j["detection_rate"].size() == 3);
     for (const char* level : {"5", "10", "20"}) {
       CAPTURE(level);
-      CHECK(j["detection_rate"][level].contains("1"));
-      CHECK(j["detection_rate"][level].contains("2"));
+      for (const std::string& runs : modes) CHECK(j["detection_rate"][level].contains(runs));
     }
   }
   CHECK(recompdiag_cli("bench gate --runs 1 --quiet").exit_code == 2);
+  CHECK(recompdiag_cli("bench gate --noise-runs 2 --quiet").exit_code == 2);
   CHECK(recompdiag_cli("bench gate --levels 5,x --quiet").exit_code == 2);
+}
+
+TEST_CASE("bench noise: measures healthy runs into a profile that compare reads") {
+  test::TempDir dir;
+  const std::string profile = dir.file("noise.json");
+  Result r = recompdiag_cli(
+      "bench noise --runs 3 --epochs 3,2 --steps-per-epoch 5 --batch-size 4 --seq-len 6 "
+      "--hidden 8 --threads 1 --quiet --out-dir " +
+      dir.file("runs") + " --out " + profile);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.output, "bench noise: 3 runs; run-to-run spread of the steady median: phase 1"));
+  const nlohmann::json j = nlohmann::json::parse(test::read_text(profile));
+  CHECK(j["type"] == "noise_profile");
+  CHECK(j["runs"] == 3);
+  CHECK(j["degrees_of_freedom"] == 2);
+  REQUIRE(j["phases"].size() == 2);
+  CHECK(j["phases"][0]["medians_ms"].size() == 3);
+  // The same from the stored runs, without training.
+  Result from =
+      recompdiag_cli("bench noise --from " + dir.file("runs") + " --out " + dir.file("again.json"));
+  REQUIRE(from.exit_code == 0);
+  CHECK(nlohmann::json::parse(test::read_text(dir.file("again.json")))["run_noise"] ==
+        j["run_noise"]);
+  // compare judges one run per side with it, and names it.
+  Result c = recompdiag_cli("compare " + dir.file("runs/noise-1.jsonl") + " " +
+                            dir.file("runs/noise-2.jsonl") + " --noise-profile " + profile);
+  CHECK(c.exit_code == 0);
+  CHECK(contains(c.output, "run-to-run spread from noise profile " + profile + ": 3 runs"));
+  // Bad input: one line, exit 2.
+  CHECK(recompdiag_cli("bench noise --runs 2 --quiet").exit_code == 2);
+  CHECK(recompdiag_cli("bench noise --fault host-sync --quiet").exit_code == 2);
+  CHECK(recompdiag_cli("bench noise --from " + dir.file("runs/noise-1.jsonl") + " --out " +
+                       dir.file("x.json"))
+            .exit_code == 2);  // fewer than three runs
 }

@@ -184,8 +184,13 @@ std::string stretch_sentence(const SlowStretch& s) {
                                                  : "steps " + std::to_string(s.first_step) + "-" +
                                                        std::to_string(s.last_step);
   const double r = s.mean_ratio;
-  text += " ran " + format_double(r >= 10 ? "%.0fx" : "%.1fx", r) + " the steady median (+" +
-          format_double("%.3g s", s.extra_s) + ")";
+  if (s.extra_s > 0.0) {
+    text += " ran " + format_double(r >= 10 ? "%.0fx" : "%.1fx", r) + " the steady median (+" +
+            format_double("%.3g s", s.extra_s) + ")";
+  } else {
+    // A switch is always listed; one that cost nothing says so instead of calling itself slow.
+    text += " ran no slower than the steady median (" + format_double("%.1fx", r) + ")";
+  }
   if (s.signals.empty()) return text + "; no probe signal coincides";
   text += "; ";
   for (size_t i = 0; i < s.signals.size() && i < 4; ++i) {

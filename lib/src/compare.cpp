@@ -78,8 +78,13 @@ void summarize(Comparison& c) {
   for (const CountChange& cc : c.count_changes) {
     if (cc.fails && !failing) failing = &cc;
   }
-  // The ratio a phase's verdict rests on.
-  auto decisive = [](const PhaseComparison& pc) {
+  // The ratio a phase's verdict rests on (a counted cost as 1 + its share of A's phase).
+  auto decisive = [&c](const PhaseComparison& pc) {
+    if (pc.counted_decides) {
+      for (const CountedCost& cost : c.counted_costs) {
+        if (cost.phase == pc.phase) return 1.0 + cost.share;
+      }
+    }
     return pc.whole_decides ? pc.whole_test.ratio : pc.ratio.ratio;
   };
   auto worst = [&](Verdict v, bool highest) {
@@ -116,7 +121,9 @@ void summarize(Comparison& c) {
           rank_phase_signals(c.b.phases[*pb], &c.a.phases[*pa], c.b.header.optimizer);
       if (!signals.empty()) signal = signals.front().text;
     }
-    if (c.verdict == Verdict::kRegression) {
+    if (phase->counted_decides) {
+      c.summary = std::string(to_string(c.verdict)) + ": " + name + ": " + phase->reason;
+    } else if (c.verdict == Verdict::kRegression) {
       c.summary = "regression: " + name + " regressed " +
                   fmt("%.0f%%", (decisive(*phase) - 1.0) * 100.0) +
                   (phase->whole_decides ? " over all its steps" : " in steady state") +
@@ -178,6 +185,8 @@ Comparison compare_sets(const std::vector<const ColumnarRun*>& a,
       if (e.kind == EventKind::kPhaseStart) phases.insert(e.phase);
     }
   }
+  std::string drifted;    // runs and phases whose steady state drifted
+  std::string few_steps;  // phases with few steady steps
   for (int phase : phases) {
     for (auto* side : {&sa, &sb}) {
       side->phase_index.clear();
@@ -208,25 +217,43 @@ Comparison compare_sets(const std::vector<const ColumnarRun*>& a,
         const PhaseAnalysis& pa = r.phases[side->phase_index[i]];
         if (std::abs(pa.drift_ratio - 1.0) > options.drift_warning) {
           char buf[48];
-          std::snprintf(buf, sizeof buf, "%+.0f%%", (pa.drift_ratio - 1.0) * 100.0);
-          c.warnings.push_back(r.path + ": phase " + std::to_string(phase) +
-                               "'s steady step time drifted " + buf +
-                               " from its first half to its second (a busy machine?); the "
-                               "verdict may reflect the conditions, not the code");
+          std::snprintf(buf, sizeof buf, " %+.0f%%", (pa.drift_ratio - 1.0) * 100.0);
+          drifted +=
+              (drifted.empty() ? "" : ", ") + r.path + " phase " + std::to_string(phase) + buf;
         }
       }
     }
     const int64_t fewest_a = phase_steady_min(sa);
     const int64_t fewest_b = phase_steady_min(sb);
     if (fewest_a < options.min_samples || fewest_b < options.min_samples) {
-      c.warnings.push_back("phase " + std::to_string(phase) + ": only " + std::to_string(fewest_a) +
-                           " and " + std::to_string(fewest_b) + " steady steps (fewer than " +
-                           std::to_string(options.min_samples) + "); the verdict is weak");
+      few_steps += (few_steps.empty() ? "" : ", ") + std::string("phase ") + std::to_string(phase) +
+                   " " + std::to_string(fewest_a) + " and " + std::to_string(fewest_b);
     }
     detail::compare_counts(phase, sa, sb, options, c.count_changes);
+    if (auto cost = detail::counted_cost(phase, sa, sb, c.count_changes, options)) {
+      c.counted_costs.push_back(std::move(*cost));
+    }
     c.phases.push_back(std::move(pc));
   }
-  detail::judge_phases(c.phases, options);
+  // One warning per cause, naming every file or phase it concerns.
+  if (!drifted.empty()) {
+    c.warnings.push_back(
+        "steady step time drifted from the first half of a phase to the second "
+        "(a busy machine?), the verdict may reflect the conditions, not the "
+        "code: " +
+        drifted +
+        (options.turns ? " (the runs took turns: the drift both saw "
+                         "cancels in the per-epoch ratios)"
+                       : ""));
+  }
+  if (!few_steps.empty()) {
+    c.warnings.push_back("few steady steps (fewer than " + std::to_string(options.min_samples) +
+                         "), the verdict is weak: " + few_steps + " steady steps in A and B");
+  }
+  detail::judge_phases(c.phases, c.counted_costs, options);
+  for (const PhaseComparison& pc : c.phases) {
+    if (pc.unit == ReplicationUnit::kEpochPairs) c.unit = ReplicationUnit::kEpochPairs;
+  }
 
   c.a = std::move(sa.analyses.front());
   c.b = std::move(sb.analyses.front());
@@ -279,6 +306,7 @@ Comparison compare_sets(const std::vector<const ColumnarRun*>& a,
 
   c.convergence = compare_convergence(a, b);
   summarize(c);
+  detail::tell_story(c);
   c.time_summary = c.summary;
   if (c.convergence.verdict == ConvergenceVerdict::kRegression) {
     c.summary += "; " + c.convergence.summary;

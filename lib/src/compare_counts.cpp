@@ -115,9 +115,9 @@ void compare_counts(int phase, const SideRuns& a, const SideRuns& b, const Compa
     const auto& fail_on = options.fail_on;
     c.fails = more && std::find(fail_on.begin(), fail_on.end(), c.count) != fail_on.end();
     const int64_t by = more ? lo[1] - hi[0] : lo[0] - hi[1];
-    c.text = "B: " + std::to_string(by) + (more ? " more " : " fewer ") +
-             (by == 1 ? def.one : def.words) + " in phase " + std::to_string(phase) + " (" +
-             range(lo[0], hi[0]) + " -> " + range(lo[1], hi[1]) + ")";
+    c.change = std::to_string(by) + (more ? " more " : " fewer ") + (by == 1 ? def.one : def.words);
+    c.text = "B: " + c.change + " in phase " + std::to_string(phase) + " (" + range(lo[0], hi[0]) +
+             " -> " + range(lo[1], hi[1]) + ")";
     out.push_back(std::move(c));
   }
 }

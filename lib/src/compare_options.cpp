@@ -24,9 +24,9 @@ void CompareOptions::validate() const {
   if (!(power > 0.0 && power < 1.0)) {
     throw InputError("--power must be in (0, 1), got " + fmt("%g", power));
   }
-  if (!(run_noise >= 0.0 && run_noise < 1.0)) {
+  if (run_noise && !(*run_noise >= 0.0 && *run_noise < 1.0)) {
     throw InputError("--run-noise must be a percentage in [0, 100), got " +
-                     fmt("%g", run_noise * 100.0));
+                     fmt("%g", *run_noise * 100.0));
   }
   if (!(bootstrap.confidence > 0.0 && bootstrap.confidence < 1.0)) {
     throw InputError("--confidence must be a percentage in (0, 100), got " +
@@ -67,7 +67,15 @@ const char* to_string(Verdict verdict) {
 }
 
 const char* to_string(ReplicationUnit unit) {
-  return unit == ReplicationUnit::kRuns ? "runs" : "blocks";
+  switch (unit) {
+    case ReplicationUnit::kRuns:
+      return "runs";
+    case ReplicationUnit::kEpochPairs:
+      return "epoch_pairs";
+    case ReplicationUnit::kBlocks:
+      break;
+  }
+  return "blocks";
 }
 
 int exit_code_for(Verdict verdict) { return verdict == Verdict::kRegression ? 1 : 0; }

@@ -43,12 +43,75 @@ std::vector<double> phase_series(const ColumnarRun& run, int phase) {
   return out;
 }
 
+// The epochs of one phase of a run, in order: each epoch's median over its steady steps (NaN
+// when it has none: all warm-up) and its mean over every step.
+struct PhaseEpochs {
+  std::vector<double> steady_median_ms;
+  std::vector<double> mean_ms;
+};
+
+PhaseEpochs phase_epochs(const ColumnarRun& run, int phase, int64_t warmup_steps) {
+  PhaseEpochs out;
+  PackedColumn::Reader phases(run.steps.phase_column());
+  PackedColumn::Reader epochs(run.steps.epoch_column());
+  std::vector<double> steady;
+  double sum = 0.0;
+  int64_t n = 0;
+  int64_t position = 0;  // within the phase
+  auto close = [&] {
+    if (n == 0) return;
+    out.steady_median_ms.push_back(steady.empty() ? std::numeric_limits<double>::quiet_NaN()
+                                                  : stats::median(steady));
+    out.mean_ms.push_back(sum / static_cast<double>(n));
+    steady.clear();
+    sum = 0.0;
+    n = 0;
+  };
+  int64_t epoch = 0;
+  for (size_t i = 0; i < run.steps.size(); ++i) {
+    if (phases(i) != phase) continue;
+    const int64_t e = epochs(i);
+    if (n > 0 && e != epoch) close();
+    epoch = e;
+    const double t = run.steps.wall_ms(i);
+    if (position++ >= warmup_steps) steady.push_back(t);
+    sum += t;
+    ++n;
+  }
+  close();
+  return out;
+}
+
+// B / A from per-epoch pairs of one pair of runs that took turns: the paired t on the epochs'
+// log ratios, so the drift both runs saw cancels. (The ratio of the phase's medians is no
+// estimate here: under drift the median of a mixture of epochs moves with which steps land near
+// it, far more than the epochs' ratios do.) Epochs where either value is NaN are left out.
+// nullopt with fewer than three pairs.
+std::optional<stats::RatioTest> epoch_pair_test(const std::vector<double>& a,
+                                                const std::vector<double>& b,
+                                                const stats::RatioTestOptions& rto) {
+  std::vector<double> pa, pb;
+  for (size_t k = 0; k < std::min(a.size(), b.size()); ++k) {
+    if (a[k] > 0.0 && b[k] > 0.0) {  // false for NaN
+      pa.push_back(a[k]);
+      pb.push_back(b[k]);
+    }
+  }
+  if (pa.size() < 3) return std::nullopt;
+  return stats::paired_ratio_test(pa, pb, rto);
+}
+
+// A test that proves nothing: no measure of the noise.
+stats::RatioTest unknown_noise_test(double log_ratio, const stats::RatioTestOptions& rto) {
+  return stats::ratio_test_from_log(log_ratio, std::numeric_limits<double>::infinity(), 1.0, rto);
+}
+
 // B / A of one run's whole-phase mean step time, with its noise from the spread of the epochs'
 // means (an epoch is the block: a cost that recurs per epoch shows in every block, a one-off
 // spike in one block only) and the assumed run-to-run spread of both runs.
 stats::RatioTest whole_phase_blocks_test(const std::vector<double>& a, const std::vector<double>& b,
-                                         int64_t block_steps, double run_noise,
-                                         const stats::RatioTestOptions& rto) {
+                                         int64_t block_steps, std::optional<double> run_noise,
+                                         double run_noise_df, const stats::RatioTestOptions& rto) {
   struct Blocks {
     double mean = 0.0;          // of every step
     double rel_var_mean = 0.0;  // variance of the mean over the blocks, relative to mean^2
@@ -77,15 +140,15 @@ stats::RatioTest whole_phase_blocks_test(const std::vector<double>& a, const std
   const Blocks bb = blocks(b);
   const double log_ratio = std::log(bb.mean / ba.mean);
   stats::RatioTest t;
-  if (ba.n < 3 || bb.n < 3) {
-    // Too few epochs to say anything about the noise: nothing is proven.
-    t = stats::ratio_test_from_log(log_ratio, std::numeric_limits<double>::infinity(), 1.0, rto);
+  if (ba.n < 3 || bb.n < 3 || !run_noise) {
+    // Too few epochs, or no measure of the runs' spread: nothing is proven.
+    t = unknown_noise_test(log_ratio, rto);
   } else {
     const double va = ba.rel_var_mean;
     const double vb = bb.rel_var_mean;
-    const double df = stats::welch_df(va, ba.n, vb, bb.n);
-    t = stats::ratio_test_from_log(log_ratio, std::sqrt(va + vb + 2.0 * run_noise * run_noise), df,
-                                   rto);
+    const double df = std::min(stats::welch_df(va, ba.n, vb, bb.n), run_noise_df);
+    t = stats::ratio_test_from_log(log_ratio, std::sqrt(va + vb + 2.0 * *run_noise * *run_noise),
+                                   df, rto);
   }
   t.n_a = ba.n;
   t.n_b = bb.n;
@@ -99,6 +162,99 @@ std::string format_number(const char* format, double value) {
   std::snprintf(buf, sizeof buf, format, value);
   return buf;
 }
+
+namespace {
+
+const PhaseAnalysis& first_phase(const SideRuns& side) {
+  return side.analyses[0].phases[side.phase_index[0]];
+}
+
+// One pair of runs that took turns: epoch k of A against epoch k of B. False (pc untouched) when
+// the runs' phases have different epoch counts or fewer than three epochs with steady steps.
+bool epoch_pair_phase(PhaseComparison& pc, const SideRuns& a, const SideRuns& b,
+                      const stats::RatioTestOptions& rto) {
+  const PhaseAnalysis& fa = first_phase(a);
+  const PhaseAnalysis& fb = first_phase(b);
+  const PhaseEpochs ea = phase_epochs(*a.files[0], pc.phase, fa.warmup_steps);
+  const PhaseEpochs eb = phase_epochs(*b.files[0], pc.phase, fb.warmup_steps);
+  if (ea.mean_ms.size() != eb.mean_ms.size()) return false;
+  const auto steady = epoch_pair_test(ea.steady_median_ms, eb.steady_median_ms, rto);
+  const auto whole = epoch_pair_test(ea.mean_ms, eb.mean_ms, rto);
+  if (!steady || !whole) return false;
+  pc.unit = ReplicationUnit::kEpochPairs;
+  pc.paired = true;
+  pc.median_a_ms = fa.steady.median_ms;
+  pc.median_b_ms = fb.steady.median_ms;
+  pc.test = *steady;
+  pc.epoch_pairs = steady->n_a;
+  pc.whole_mean_a_ms = fa.all.mean_ms;
+  pc.whole_mean_b_ms = fb.all.mean_ms;
+  pc.whole_test = *whole;
+  return true;
+}
+
+// One run per side that did not take turns: blocks of consecutive steps, resampled, with the
+// measured run-to-run spread added (none measured: nothing is proven).
+void block_phase(PhaseComparison& pc, const SideRuns& a, const SideRuns& b, const CompareOptions& o,
+                 std::vector<std::string>& warnings) {
+  const int phase = pc.phase;
+  const PhaseAnalysis& fa = first_phase(a);
+  const PhaseAnalysis& fb = first_phase(b);
+  const stats::RatioTestOptions rto = o.ratio_test();
+  pc.unit = ReplicationUnit::kBlocks;
+  pc.median_a_ms = fa.steady.median_ms;
+  pc.median_b_ms = fb.steady.median_ms;
+  // Every step of the phase in step order; its steady steps are those after the warm-up.
+  const std::vector<double> all_a = phase_series(*a.files[0], phase);
+  const std::vector<double> all_b = phase_series(*b.files[0], phase);
+  auto steady = [](const std::vector<double>& all, const PhaseAnalysis& pa) {
+    const auto skip = std::min<size_t>(all.size(), static_cast<size_t>(pa.warmup_steps));
+    return std::vector<double>(all.begin() + static_cast<std::ptrdiff_t>(skip), all.end());
+  };
+  const stats::StepBlocks ba =
+      stats::make_step_blocks(steady(all_a, fa), epoch_steps(a.files[0]->header));
+  const stats::StepBlocks bb =
+      stats::make_step_blocks(steady(all_b, fb), epoch_steps(b.files[0]->header));
+  pc.block_steps_a = ba.block_length;
+  pc.block_steps_b = bb.block_length;
+  for (const auto* blocks : {&ba, &bb}) {
+    if (blocks->autocorrelation_capped) {
+      warnings.push_back(
+          "phase " + std::to_string(phase) + ": " + (blocks == &ba ? a : b).files[0]->path +
+          "'s step times stay alike for more than " + std::to_string(blocks->block_length) +
+          " steps (the longest block): the interval may be too narrow; compare several runs "
+          "per side");
+    }
+  }
+  const double log_ratio = std::log(pc.median_b_ms / pc.median_a_ms);
+  if (ba.sorted_log_medians.size() < 3 || bb.sorted_log_medians.size() < 3) {
+    // Too few steady steps to say anything about the noise: nothing is proven.
+    pc.test.ratio = std::exp(log_ratio);
+    pc.test.low = 0.0;
+    pc.test.high = std::numeric_limits<double>::infinity();
+    pc.test.se_log = std::numeric_limits<double>::infinity();
+    pc.test.mde = std::numeric_limits<double>::infinity();
+    pc.test.confidence = rto.confidence;
+  } else {
+    pc.test = stats::block_bootstrap_ratio_test(ba, bb, log_ratio, o.bootstrap, rto);
+    // Each side's run also sits somewhere in the spread between runs, which the blocks of one
+    // run cannot show: add the measured run-to-run variance of both medians, or prove nothing.
+    const double run_noise = o.run_noise.value_or(std::numeric_limits<double>::infinity());
+    const double se = std::sqrt(pc.test.se_log * pc.test.se_log + 2.0 * run_noise * run_noise);
+    const int64_t n_a = pc.test.n_a;
+    const int64_t n_b = pc.test.n_b;
+    pc.test = stats::ratio_test_from_log(log_ratio, se, std::min(pc.test.df, o.run_noise_df), rto);
+    pc.test.n_a = n_a;
+    pc.test.n_b = n_b;
+  }
+  pc.whole_mean_a_ms = fa.all.mean_ms;
+  pc.whole_mean_b_ms = fb.all.mean_ms;
+  pc.whole_test = whole_phase_blocks_test(
+      all_a, all_b, std::max({epoch_steps(a.files[0]->header), pc.block_steps_a, pc.block_steps_b}),
+      o.run_noise, o.run_noise_df, rto);
+}
+
+}  // namespace
 
 PhaseComparison compare_phase_timing(int phase, const SideRuns& a, const SideRuns& b,
                                      const CompareOptions& o, std::vector<std::string>& warnings) {
@@ -133,7 +289,7 @@ PhaseComparison compare_phase_timing(int phase, const SideRuns& a, const SideRun
   }
   if (a.analyses.size() >= 2 || b.analyses.size() >= 2) {
     pc.unit = ReplicationUnit::kRuns;
-    pc.paired = o.paired && a.analyses.size() == b.analyses.size();
+    pc.paired = (o.paired || o.turns) && a.analyses.size() == b.analyses.size();
     auto runs_test = [&](const std::vector<double>& va, const std::vector<double>& vb) {
       return pc.paired ? stats::paired_ratio_test(va, vb, rto) : stats::run_ratio_test(va, vb, rto);
     };
@@ -147,59 +303,8 @@ PhaseComparison compare_phase_timing(int phase, const SideRuns& a, const SideRun
     pc.whole_mean_a_ms = geometric_mean(wa);
     pc.whole_mean_b_ms = geometric_mean(wb);
     pc.whole_test = runs_test(wa, wb);
-  } else {
-    pc.unit = ReplicationUnit::kBlocks;
-    pc.median_a_ms = fa.steady.median_ms;
-    pc.median_b_ms = fb.steady.median_ms;
-    // Every step of the phase in step order; its steady steps are those after the warm-up.
-    const std::vector<double> all_a = phase_series(*a.files[0], phase);
-    const std::vector<double> all_b = phase_series(*b.files[0], phase);
-    auto steady = [](const std::vector<double>& all, const PhaseAnalysis& pa) {
-      const auto skip = std::min<size_t>(all.size(), static_cast<size_t>(pa.warmup_steps));
-      return std::vector<double>(all.begin() + static_cast<std::ptrdiff_t>(skip), all.end());
-    };
-    const stats::StepBlocks ba =
-        stats::make_step_blocks(steady(all_a, fa), epoch_steps(a.files[0]->header));
-    const stats::StepBlocks bb =
-        stats::make_step_blocks(steady(all_b, fb), epoch_steps(b.files[0]->header));
-    pc.block_steps_a = ba.block_length;
-    pc.block_steps_b = bb.block_length;
-    for (const auto* blocks : {&ba, &bb}) {
-      if (blocks->autocorrelation_capped) {
-        warnings.push_back(
-            "phase " + std::to_string(phase) + ": " + (blocks == &ba ? a : b).files[0]->path +
-            "'s step times stay alike for more than " + std::to_string(blocks->block_length) +
-            " steps (the longest block): the interval may be too narrow; compare several runs "
-            "per side");
-      }
-    }
-    const double log_ratio = std::log(pc.median_b_ms / pc.median_a_ms);
-    if (ba.sorted_log_medians.size() < 3 || bb.sorted_log_medians.size() < 3) {
-      // Too few steady steps to say anything about the noise: nothing is proven.
-      pc.test.ratio = std::exp(log_ratio);
-      pc.test.low = 0.0;
-      pc.test.high = std::numeric_limits<double>::infinity();
-      pc.test.se_log = std::numeric_limits<double>::infinity();
-      pc.test.mde = std::numeric_limits<double>::infinity();
-      pc.test.confidence = rto.confidence;
-    } else {
-      pc.test = stats::block_bootstrap_ratio_test(ba, bb, log_ratio, o.bootstrap, rto);
-      // Each side's run also sits somewhere in the spread between runs, which the blocks of one
-      // run cannot show: add the assumed run-to-run variance of both medians.
-      const double se =
-          std::sqrt(pc.test.se_log * pc.test.se_log + 2.0 * o.run_noise * o.run_noise);
-      const int64_t n_a = pc.test.n_a;
-      const int64_t n_b = pc.test.n_b;
-      pc.test = stats::ratio_test_from_log(log_ratio, se, pc.test.df, rto);
-      pc.test.n_a = n_a;
-      pc.test.n_b = n_b;
-    }
-    pc.whole_mean_a_ms = fa.all.mean_ms;
-    pc.whole_mean_b_ms = fb.all.mean_ms;
-    pc.whole_test = whole_phase_blocks_test(
-        all_a, all_b,
-        std::max({epoch_steps(a.files[0]->header), pc.block_steps_a, pc.block_steps_b}),
-        o.run_noise, rto);
+  } else if (!(o.turns && epoch_pair_phase(pc, a, b, rto))) {
+    block_phase(pc, a, b, o, warnings);
   }
   pc.ratio.ratio = pc.test.ratio;
   pc.ratio.low = pc.test.low;
@@ -209,7 +314,46 @@ PhaseComparison compare_phase_timing(int phase, const SideRuns& a, const SideRun
   return pc;
 }
 
-void judge_phases(std::vector<PhaseComparison>& phases, const CompareOptions& o) {
+namespace {
+
+// "3 pairs of runs", "40 vs 40 blocks of steps, 3.0% run-to-run spread measured", ...
+std::string unit_text(const PhaseComparison& pc, const CompareOptions& o) {
+  switch (pc.unit) {
+    case ReplicationUnit::kRuns:
+      return pc.paired ? std::to_string(pc.run_medians_a_ms.size()) + " pairs of runs"
+                       : std::to_string(pc.run_medians_a_ms.size()) + " vs " +
+                             std::to_string(pc.run_medians_b_ms.size()) + " runs";
+    case ReplicationUnit::kEpochPairs:
+      return std::to_string(pc.epoch_pairs) + " epochs paired (the runs took turns)";
+    case ReplicationUnit::kBlocks:
+      break;
+  }
+  const std::string blocks =
+      std::to_string(pc.test.n_a) + " vs " + std::to_string(pc.test.n_b) + " blocks of steps";
+  if (!o.run_noise) return blocks + ", run-to-run spread not measured";
+  return blocks + ", " + format_number("%.1f%%", *o.run_noise * 100.0) + " run-to-run spread" +
+         (o.run_noise_source.empty() ? std::string(" given") : " from " + o.run_noise_source);
+}
+
+std::string whole_unit_text(const PhaseComparison& pc, const CompareOptions& o) {
+  if (pc.unit != ReplicationUnit::kBlocks) {
+    return pc.unit == ReplicationUnit::kEpochPairs
+               ? std::to_string(pc.whole_test.n_a) + " epochs paired"
+               : unit_text(pc, o);
+  }
+  return std::to_string(pc.whole_test.n_a) + " vs " + std::to_string(pc.whole_test.n_b) + " epochs";
+}
+
+// One run per side, no turns, no measured spread: what the report says instead of a time verdict.
+constexpr const char* kNoNoiseAdvice =
+    "one run per side that did not take turns, and no measured run-to-run spread: no time "
+    "verdict (give several runs per side, --noise-profile from `recompdiag bench noise`, or runs "
+    "that take turns with `recompdiag ab`)";
+
+}  // namespace
+
+void judge_phases(std::vector<PhaseComparison>& phases, const std::vector<CountedCost>& counted,
+                  const CompareOptions& o) {
   // One family: the steady and the whole-phase test of every phase.
   std::vector<double> p, tost;
   for (const PhaseComparison& pc : phases) {
@@ -227,36 +371,35 @@ void judge_phases(std::vector<PhaseComparison>& phases, const CompareOptions& o)
     pc.p_holm = p_holm[i];
     pc.whole_p_holm = p_holm[phases.size() + i];
     pc.tost_p_holm = tost_holm[i];
+    const CountedCost* cost = nullptr;
+    for (const CountedCost& cc : counted) {
+      if (cc.phase == pc.phase) cost = &cc;
+    }
     const double r = pc.test.ratio;
-    const std::string unit =
-        pc.unit == ReplicationUnit::kRuns
-            ? (pc.paired ? std::to_string(pc.run_medians_a_ms.size()) + " pairs of runs"
-                         : std::to_string(pc.run_medians_a_ms.size()) + " vs " +
-                               std::to_string(pc.run_medians_b_ms.size()) + " runs")
-            : std::to_string(pc.test.n_a) + " vs " + std::to_string(pc.test.n_b) +
-                  " blocks of steps, " + format_number("%.1f%%", o.run_noise * 100.0) +
-                  " run-to-run spread assumed";
     const std::string figures =
         format_number("B/A %.3f", r) + " (" + level + format_number(" CI %.3f", pc.test.low) +
-        format_number("-%.3f, ", pc.test.high) + format_p(pc.p_holm) + " Holm; " + unit +
-        "; detectable " + format_number("%.1f%%", pc.test.mde * 100.0) + ")";
+        format_number("-%.3f, ", pc.test.high) + format_p(pc.p_holm) + " Holm; " +
+        unit_text(pc, o) + "; detectable " + format_number("%.1f%%", pc.test.mde * 100.0) + ")";
     const bool significant = pc.p_holm < o.alpha;
     const double w = pc.whole_test.ratio;
     const bool whole_significant = pc.whole_p_holm < o.alpha;
-    const std::string whole_unit = pc.unit == ReplicationUnit::kRuns
-                                       ? unit
-                                       : std::to_string(pc.whole_test.n_a) + " vs " +
-                                             std::to_string(pc.whole_test.n_b) + " epochs";
     const std::string whole_figures =
         "every step of the phase, warm-up and compiles included: mean " +
         format_number("%.3g ms", pc.whole_mean_a_ms) + " -> " +
         format_number("%.3g ms", pc.whole_mean_b_ms) + format_number(", B/A %.3f", w) + " (" +
         level + format_number(" CI %.3f", pc.whole_test.low) +
         format_number("-%.3f, ", pc.whole_test.high) + format_p(pc.whole_p_holm) + " Holm; " +
-        whole_unit + ")";
+        whole_unit_text(pc, o) + ")";
+    const bool counted_regresses = cost && cost->verdict == Verdict::kRegression;
+    const bool counted_improves = cost && cost->verdict == Verdict::kImprovement;
     if (r > 1.0 + o.threshold && significant) {
       pc.verdict = Verdict::kRegression;
       pc.reason = "slower beyond the " + threshold + " threshold: " + figures;
+    } else if (counted_regresses) {
+      pc.verdict = Verdict::kRegression;
+      pc.counted_decides = true;
+      pc.reason = "what the counted events cost is beyond the " + threshold +
+                  " threshold: " + cost->text + "; steady state alone: " + figures;
     } else if (w > 1.0 + o.threshold && whole_significant) {
       pc.verdict = Verdict::kRegression;
       pc.whole_decides = true;
@@ -265,6 +408,11 @@ void judge_phases(std::vector<PhaseComparison>& phases, const CompareOptions& o)
     } else if (r < 1.0 - o.threshold && significant) {
       pc.verdict = Verdict::kImprovement;
       pc.reason = "faster beyond the " + threshold + " threshold: " + figures;
+    } else if (counted_improves) {
+      pc.verdict = Verdict::kImprovement;
+      pc.counted_decides = true;
+      pc.reason = "what the counted events saved is beyond the " + threshold +
+                  " threshold: " + cost->text + "; steady state alone: " + figures;
     } else if (w < 1.0 - o.threshold && whole_significant) {
       pc.verdict = Verdict::kImprovement;
       pc.whole_decides = true;
@@ -275,6 +423,10 @@ void judge_phases(std::vector<PhaseComparison>& phases, const CompareOptions& o)
       pc.equivalent = true;
       pc.reason = "equivalent within the " + threshold + " threshold (TOST " +
                   format_p(pc.tost_p_holm) + " Holm): " + figures;
+    } else if (pc.unit == ReplicationUnit::kBlocks && !o.run_noise) {
+      pc.verdict = Verdict::kInconclusive;
+      pc.runs_needed = 3;
+      pc.reason = std::string(kNoNoiseAdvice) + format_number("; B/A %.3f", r);
     } else {
       pc.verdict = Verdict::kInconclusive;
       const int runs =

@@ -26,6 +26,8 @@ h3{font-size:15px;margin:14px 0 6px}
 .regression{background:#b3261e}.improvement{background:#1e7b34}.no_change{background:#44546a}
 .inconclusive{background:#8a6d1e}
 .runs{opacity:.92;font-size:14px}
+.story{margin:6px 0 10px;padding-left:20px;font-size:16px}
+.story li{margin:3px 0}
 table{border-collapse:collapse;background:#fff;margin:6px 0;font-size:14px}
 th,td{border:1px solid #d9dde3;padding:4px 9px;text-align:right;white-space:nowrap}
 td.l{white-space:normal}
@@ -132,11 +134,18 @@ void HtmlRenderer::render(const Comparison& c, std::ostream& out) const {
           : c.verdict == Verdict::kImprovement  ? "Improvement"
           : c.verdict == Verdict::kInconclusive ? "Inconclusive"
                                                 : "No change")
-      << "</h1>\n<p>" << html_escape(c.summary)
+      << "</h1>\n";
+  if (!c.story.empty()) {
+    out << "<ul class=\"story\">\n";
+    for (const std::string& line : c.story) out << "<li>" << html_escape(line) << "</li>\n";
+    out << "</ul>\n";
+  }
+  out << "<p>" << html_escape(c.summary)
       << "</p>\n<p class=\"runs\">A (baseline): " << run_line(c.a)
       << " &middot; B: " << run_line(c.b) << " &middot; threshold "
       << detail::printf_string("%.1f%%", c.options.threshold * 100.0) << ", alpha "
-      << detail::printf_string("%g", c.options.alpha) << "</p></header>\n";
+      << detail::printf_string("%g", c.options.alpha) << " &middot; "
+      << html_escape(detail::unit_sentence(c)) << "</p></header>\n";
 
   if (!c.warnings.empty()) {
     out << "<h2>Warnings</h2><ul class=\"warn\">\n";
@@ -172,7 +181,8 @@ void HtmlRenderer::render(const Comparison& c, std::ostream& out) const {
         << detail::ratio(p.whole_test.ratio) << " (" << detail::change(p.whole_test.ratio)
         << ")</td><td>" << detail::p_value(p.whole_p_holm) << "</td><td class=\"l v-"
         << to_string(p.verdict) << "\">" << detail::verdict_words(to_string(p.verdict))
-        << (p.whole_decides ? " (all steps)" : "") << "</td></tr>\n";
+        << (p.whole_decides ? " (all steps)" : "") << (p.counted_decides ? " (counted cost)" : "")
+        << "</td></tr>\n";
   }
   out << "</table>\n";
   if (!c.count_changes.empty()) {
@@ -182,6 +192,32 @@ void HtmlRenderer::render(const Comparison& c, std::ostream& out) const {
           << "</li>\n";
     }
     out << "</ul>\n";
+  }
+  bool costed = false;
+  for (const CountedCost& cost : c.counted_costs) costed |= !cost.counts.empty();
+  if (costed) {
+    out << "<h2>What the counted events cost</h2>\n<table><tr><th>phase</th><th "
+           "class=\"l\">events</th><th>A s (steps)</th><th>B s (steps)</th><th>B &minus; A "
+           "s</th><th>"
+        << detail::printf_string("%g%% CI", c.options.bootstrap.confidence * 100.0)
+        << "</th><th>of A's phase</th><th>p</th><th class=\"l\">verdict</th></tr>\n";
+    for (const CountedCost& cost : c.counted_costs) {
+      if (cost.counts.empty()) continue;
+      out << "<tr><td>" << cost.phase << "</td><td class=\"l\">" << html_escape(cost.causes)
+          << "</td><td>" << detail::seconds(cost.cost_s_a) << " ("
+          << detail::printf_string("%.0f", cost.event_steps_a) << ")</td><td>"
+          << detail::seconds(cost.cost_s_b) << " ("
+          << detail::printf_string("%.0f", cost.event_steps_b) << ")</td><td><b>"
+          << detail::printf_string("%+.3g", cost.difference_s) << "</b></td><td>"
+          << detail::printf_string("%+.3g", cost.low_s) << "&ndash;"
+          << detail::printf_string("%+.3g", cost.high_s) << "</td><td>"
+          << detail::printf_string("%+.1f%%", cost.share * 100.0) << "</td><td>"
+          << detail::p_value(cost.p) << "</td><td class=\"l v-" << to_string(cost.verdict) << "\">"
+          << detail::verdict_words(to_string(cost.verdict)) << "</td></tr>\n";
+    }
+    out << "</table>\n<p class=\"legend\">Each side's time over its steady median at the steps "
+           "that carry the events in either run, plus compile time between steps. A cost beyond "
+           "the threshold decides the phase whatever the steady state says.</p>\n";
   }
 
   if (!c.switches.empty()) {

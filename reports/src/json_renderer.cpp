@@ -229,6 +229,7 @@ json report_json(const Comparison& c) {
                              {"n_b", p.test.n_b},
                              {"block_steps_a", p.block_steps_a},
                              {"block_steps_b", p.block_steps_b},
+                             {"epoch_pairs", p.epoch_pairs},
                              {"run_medians_a_ms", nums(p.run_medians_a_ms)},
                              {"run_medians_b_ms", nums(p.run_medians_b_ms)},
                              {"se_log", num(p.test.se_log)},
@@ -252,6 +253,7 @@ json report_json(const Comparison& c) {
                               {"p", num(p.whole_test.p)},
                               {"p_holm", num(p.whole_p_holm)},
                               {"decides", p.whole_decides}};
+    phases.back()["counted_decides"] = p.counted_decides;
   }
   json counts = json::array();
   for (const auto& cc : c.count_changes) {
@@ -277,6 +279,28 @@ json report_json(const Comparison& c) {
                         {"recovery_steps_a", s.recovery_steps_a},
                         {"recovery_steps_b", s.recovery_steps_b}});
   }
+  json counted = json::array();
+  for (const CountedCost& cost : c.counted_costs) {
+    counted.push_back({{"phase", cost.phase},
+                       {"counts", cost.counts},
+                       {"per_step_counts", cost.per_step_counts},
+                       {"causes", cost.causes},
+                       {"event_steps_a", num(cost.event_steps_a)},
+                       {"event_steps_b", num(cost.event_steps_b)},
+                       {"cost_s_a", num(cost.cost_s_a)},
+                       {"cost_s_b", num(cost.cost_s_b)},
+                       {"compile_s_a", num(cost.compile_s_a)},
+                       {"compile_s_b", num(cost.compile_s_b)},
+                       {"difference_s", num(cost.difference_s)},
+                       {"low_s", num(cost.low_s)},
+                       {"high_s", num(cost.high_s)},
+                       {"confidence", cost.confidence},
+                       {"phase_s_a", num(cost.phase_s_a)},
+                       {"share", num(cost.share)},
+                       {"p", num(cost.p)},
+                       {"verdict", to_string(cost.verdict)},
+                       {"text", cost.text}});
+  }
   json diffs = json::array();
   for (const auto& d : c.config_differences)
     diffs.push_back({{"key", d.key}, {"a", d.a}, {"b", d.b}});
@@ -287,6 +311,7 @@ json report_json(const Comparison& c) {
           {"build", kBuildInfo},
           {"verdict", to_string(c.verdict)},
           {"summary", c.summary},
+          {"story", c.story},
           {"options",
            {{"threshold", c.options.threshold},
             {"drift_warning", c.options.drift_warning},
@@ -296,12 +321,17 @@ json report_json(const Comparison& c) {
             {"bootstrap_seed", c.options.bootstrap.seed},
             {"confidence", c.options.bootstrap.confidence},
             {"power", c.options.power},
-            {"fail_on", c.options.fail_on}}},
+            {"fail_on", c.options.fail_on},
+            {"paired", c.options.paired},
+            {"turns", c.options.turns},
+            {"run_noise", c.options.run_noise ? json(*c.options.run_noise) : json(nullptr)},
+            {"run_noise_source", c.options.run_noise_source}}},
           {"unit", to_string(c.unit)},
           {"runs_a", c.paths_a},
           {"runs_b", c.paths_b},
           {"phases", phases},
           {"count_changes", counts},
+          {"counted_costs", counted},
           {"switches", switches},
           {"convergence", convergence_json(c.convergence)},
           {"config_differences", diffs},

@@ -66,16 +66,12 @@ void write_convergence(const ConvergenceComparison& q, std::ostream& out) {
 
 void MarkdownRenderer::render(const Comparison& c, std::ostream& out) const {
   out << "### recompdiag: **" << detail::verdict_words(to_string(c.verdict)) << "**\n\n";
+  for (const std::string& line : c.story) out << "- " << md_cell(line) << "\n";
+  if (!c.story.empty()) out << "\n";
   out << c.summary << "\n\n";
   out << "A (baseline) = " << run_label(c.a) << ", B = " << run_label(c.b) << "; threshold "
       << detail::printf_string("%.1f%%", c.options.threshold * 100.0) << ", alpha "
-      << detail::printf_string("%g", c.options.alpha) << "; "
-      << (c.unit == ReplicationUnit::kRuns && !c.phases.empty() && c.phases.front().paired
-              ? std::to_string(c.paths_a.size()) + " pairs of runs, the pair is the unit"
-          : c.unit == ReplicationUnit::kRuns
-              ? std::to_string(c.paths_a.size()) + " vs " + std::to_string(c.paths_b.size()) +
-                    " runs, the run is the unit"
-              : std::string("one run per side, blocks of consecutive steps resampled"))
+      << detail::printf_string("%g", c.options.alpha) << "; " << detail::unit_sentence(c)
       << ".\n\n";
 
   out << "| Phase | A median ms | B median ms | B/A | "
@@ -91,7 +87,7 @@ void MarkdownRenderer::render(const Comparison& c, std::ostream& out) const {
         << " | " << detail::ms(p.p95_b_ms) << " | " << detail::ratio(p.whole_test.ratio) << " ("
         << detail::change(p.whole_test.ratio) << ") | " << detail::p_value(p.whole_p_holm) << " | "
         << detail::verdict_words(to_string(p.verdict)) << (p.whole_decides ? " (all steps)" : "")
-        << " |\n";
+        << (p.counted_decides ? " (counted cost)" : "") << " |\n";
   }
 
   if (!c.count_changes.empty()) {
@@ -100,7 +96,6 @@ void MarkdownRenderer::render(const Comparison& c, std::ostream& out) const {
       out << "- " << cc.text << (cc.fails ? " (fails the gate: --fail-on)" : "") << "\n";
     }
   }
-
   if (!c.switches.empty()) {
     out << "\n| Switch to phase | A recompile tax s (compile) | A steps to recover | "
            "B recompile tax s (compile) | B steps to recover |\n";

@@ -276,9 +276,10 @@ std::vector<std::string> AbExperimentOptions::expected_differences() const {
 }
 
 CompareOptions AbExperimentOptions::compare_options(CompareOptions base) const {
-  if (schedule == AbSchedule::kInterleaved) base.run_noise = 0.0;
-  // Interleaved or back to back, A_i and B_i shared the machine's state: compare them as pairs.
+  // Interleaved or back to back, A_i and B_i shared the machine's state: compare them as pairs;
+  // interleaved, epoch k of A and epoch k of B ran back to back, so one pair is paired by epoch.
   base.paired = schedule != AbSchedule::kBlocked;
+  base.turns = schedule == AbSchedule::kInterleaved;
   base.expected_differences = expected_differences();
   return base;
 }

@@ -9,6 +9,7 @@
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/trainer/ab_experiment.h"
+#include "recompdiag/trainer/noise_bench.h"
 
 namespace recompdiag::trainer {
 
@@ -53,25 +54,68 @@ Verdict step_level_verdict(const std::vector<RunFile>& a, const std::vector<RunF
                        : Verdict::kNoChange;
 }
 
-/// Tallies of one method.
+/// Tallies of one mode: false verdicts and inconclusive ones on healthy pairs, detections per
+/// level.
+struct ModeTally {
+  int false_verdicts = 0;
+  int inconclusive = 0;
+  std::vector<int> detected;
+  explicit ModeTally(size_t levels) : detected(levels) {}
+
+  void healthy(Verdict v) {
+    false_verdicts += v == Verdict::kRegression || v == Verdict::kImprovement;
+    inconclusive += v == Verdict::kInconclusive;
+  }
+  void faulty(size_t level, Verdict v) { detected[level] += v == Verdict::kRegression; }
+  double false_rate(int n) const { return n ? static_cast<double>(false_verdicts) / n : 0.0; }
+  double inconclusive_rate(int n) const { return n ? static_cast<double>(inconclusive) / n : 0.0; }
+  std::vector<double> detection(int n) const {
+    std::vector<double> out;
+    for (int d : detected) out.push_back(n ? static_cast<double>(d) / n : 0.0);
+    return out;
+  }
+};
+
+/// Tallies of one method in every mode.
 struct Tally {
-  int false_1 = 0, false_k = 0, inconclusive_1 = 0, inconclusive_k = 0;
-  std::vector<int> detected_1, detected_k;
-  explicit Tally(size_t levels) : detected_1(levels), detected_k(levels) {}
+  ModeTally one, k, profile, turns;
+  explicit Tally(size_t levels) : one(levels), k(levels), profile(levels), turns(levels) {}
 
   GateRates rates(int pairs, int single_pairs) const {
     GateRates r;
-    r.false_verdict_1 = static_cast<double>(false_1) / single_pairs;
-    r.false_verdict_k = static_cast<double>(false_k) / pairs;
-    r.inconclusive_1 = static_cast<double>(inconclusive_1) / single_pairs;
-    r.inconclusive_k = static_cast<double>(inconclusive_k) / pairs;
-    for (int d : detected_1) r.detection_1.push_back(static_cast<double>(d) / single_pairs);
-    for (int d : detected_k) r.detection_k.push_back(static_cast<double>(d) / pairs);
+    r.false_verdict_1 = one.false_rate(single_pairs);
+    r.false_verdict_k = k.false_rate(pairs);
+    r.inconclusive_1 = one.inconclusive_rate(single_pairs);
+    r.inconclusive_k = k.inconclusive_rate(pairs);
+    r.detection_1 = one.detection(single_pairs);
+    r.detection_k = k.detection(pairs);
+    r.false_verdict_profile = profile.false_rate(single_pairs);
+    r.inconclusive_profile = profile.inconclusive_rate(single_pairs);
+    r.detection_profile = profile.detection(single_pairs);
+    r.false_verdict_turns = turns.false_rate(pairs);
+    r.inconclusive_turns = turns.inconclusive_rate(pairs);
+    r.detection_turns = turns.detection(pairs);
     return r;
   }
 };
 
-bool is_false_verdict(Verdict v) { return v == Verdict::kRegression || v == Verdict::kImprovement; }
+/// One pair of runs taking turns epoch by epoch in `dir`, compared paired by epoch.
+Comparison turn_pair(const TrainConfig& a, const TrainConfig& b, const std::string& b_name,
+                     const std::string& dir, const CompareOptions& compare, int trial) {
+  AbExperimentOptions ab;
+  ab.a = {"a", a};
+  ab.b = {b_name, b};
+  ab.out_dir = dir;
+  ab.quiet = true;
+  ab.schedule = AbSchedule::kInterleaved;
+  const AbExperimentResult r = run_ab_experiment(ab);
+  if (r.exit_code != 0) {
+    throw InputError("bench gate: the turn-taking pair " + b_name + " of trial " +
+                     std::to_string(trial) + " failed (exit " + std::to_string(r.exit_code) + ")");
+  }
+  return compare_run_sets({read_run_file(r.a_paths[0])}, {read_run_file(r.b_paths[0])},
+                          ab.compare_options(compare));
+}
 
 }  // namespace
 
@@ -81,6 +125,9 @@ void GateBenchOptions::validate() const {
   if (pairs < 1) throw InputError("--pairs must be >= 1, got " + std::to_string(pairs));
   if (runs < 2) throw InputError("--runs must be >= 2, got " + std::to_string(runs));
   if (levels.empty()) throw InputError("--levels needs at least one percentage");
+  if (noise_runs != 0 && noise_runs < 3) {
+    throw InputError("--noise-runs must be 0 or >= 3, got " + std::to_string(noise_runs));
+  }
   for (double l : levels) {
     if (!(l > 0.0 && l <= 1000.0)) {
       throw InputError("--levels: each percentage must be in (0, 1000], got " + level_key(l));
@@ -93,13 +140,34 @@ void GateBenchOptions::validate() const {
 nlohmann::json GateBenchResult::to_json(bool step_level_figures) const {
   const GateRates& r = step_level_figures ? step_level : gate;
   const std::string k = std::to_string(runs);
+  const bool profile = !step_level_figures && noise.runs > 0;
+  const bool turns = !step_level_figures && !r.detection_turns.empty() && turn_pairs > 0;
   nlohmann::json detection = nlohmann::json::object();
   for (size_t i = 0; i < levels.size(); ++i) {
-    detection[level_key(levels[i])] = {{"1", r.detection_1[i]}, {k, r.detection_k[i]}};
+    nlohmann::json& d = detection[level_key(levels[i])];
+    d = {{"1", r.detection_1[i]}, {k, r.detection_k[i]}};
+    if (profile) d["1+profile"] = r.detection_profile[i];
+    if (turns) d["turns"] = r.detection_turns[i];
   }
-  return {{"false_verdict_rate", {{"1", r.false_verdict_1}, {k, r.false_verdict_k}}},
-          {"detection_rate", detection},
-          {"pairs", pairs}};
+  nlohmann::json false_rate = {{"1", r.false_verdict_1}, {k, r.false_verdict_k}};
+  nlohmann::json inconclusive = {{"1", r.inconclusive_1}, {k, r.inconclusive_k}};
+  if (profile) {
+    false_rate["1+profile"] = r.false_verdict_profile;
+    inconclusive["1+profile"] = r.inconclusive_profile;
+  }
+  if (turns) {
+    false_rate["turns"] = r.false_verdict_turns;
+    inconclusive["turns"] = r.inconclusive_turns;
+  }
+  nlohmann::json out = {{"false_verdict_rate", false_rate},
+                        {"inconclusive_rate", inconclusive},
+                        {"detection_rate", detection},
+                        {"pairs", pairs}};
+  if (!step_level_figures) {
+    out["run_spread"] = run_spread;
+    if (profile) out["noise_profile"] = noise.to_json();
+  }
+  return out;
 }
 
 GateBenchResult run_gate_bench(const GateBenchOptions& o) {
@@ -108,6 +176,9 @@ GateBenchResult run_gate_bench(const GateBenchOptions& o) {
   std::filesystem::create_directories(o.out_dir, ec);
   if (ec) throw InputError("--out-dir " + o.out_dir + ": " + ec.message());
   const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
 
   // Groups: 0 = A (healthy), 1 = B (healthy), 2.. = B with extra-work at each level.
   const size_t groups = 2 + o.levels.size();
@@ -119,10 +190,25 @@ GateBenchResult run_gate_bench(const GateBenchOptions& o) {
   }
   CompareOptions compare = o.compare;
   compare.expected_differences = {"config.faults"};
+  compare.run_noise.reset();  // one independent run per side: nothing assumed
+
+  GateBenchResult result;
+  // This machine's noise, measured before the trials (what a CI would keep as a profile).
+  CompareOptions with_profile = compare;
+  if (o.noise_runs > 0) {
+    NoiseBenchOptions noise;
+    noise.config = o.config;
+    noise.runs = o.noise_runs;
+    noise.out_dir = (std::filesystem::path(o.out_dir) / "noise").string();
+    noise.quiet = o.quiet;
+    result.noise = run_noise_bench(noise);
+    apply_noise_profile(result.noise, "measured before the trials", with_profile);
+  }
 
   Tally gate(o.levels.size());
   Tally steps(o.levels.size());
   std::vector<std::vector<double>> slowdowns(o.levels.size());
+  std::vector<std::vector<double>> slowdowns_turns(o.levels.size());
   double spread_ss = 0.0;  // within-group sum of squares of log phase-1 medians, healthy groups
   int64_t spread_df = 0;
   for (int trial = 1; trial <= o.pairs; ++trial) {
@@ -160,51 +246,68 @@ GateBenchResult run_gate_bench(const GateBenchOptions& o) {
         spread_df += mv.n - 1;
       }
     }
-    gate.false_k += is_false_verdict(healthy.verdict);
-    gate.inconclusive_k += healthy.verdict == Verdict::kInconclusive;
-    steps.false_k += is_false_verdict(step_level_verdict(files[0], files[1], compare));
+    gate.k.healthy(healthy.verdict);
+    steps.k.healthy(step_level_verdict(files[0], files[1], compare));
     for (int r = 0; r < o.runs; ++r) {
-      const Verdict v = compare_run_sets(one(0, r), one(1, r), compare).verdict;
-      gate.false_1 += is_false_verdict(v);
-      gate.inconclusive_1 += v == Verdict::kInconclusive;
-      steps.false_1 += is_false_verdict(step_level_verdict(one(0, r), one(1, r), compare));
+      gate.one.healthy(compare_run_sets(one(0, r), one(1, r), compare).verdict);
+      if (o.noise_runs > 0) {
+        gate.profile.healthy(compare_run_sets(one(0, r), one(1, r), with_profile).verdict);
+      }
+      steps.one.healthy(step_level_verdict(one(0, r), one(1, r), compare));
     }
     // Faulty: A against B with extra work.
     for (size_t l = 0; l < o.levels.size(); ++l) {
       const size_t g = 2 + l;
       const Comparison c = compare_run_sets(files[0], files[g], compare);
-      gate.detected_k[l] += c.verdict == Verdict::kRegression;
+      gate.k.faulty(l, c.verdict);
       if (!c.phases.empty()) slowdowns[l].push_back(c.phases.front().ratio.ratio);
-      steps.detected_k[l] +=
-          step_level_verdict(files[0], files[g], compare) == Verdict::kRegression;
+      steps.k.faulty(l, step_level_verdict(files[0], files[g], compare));
       for (int r = 0; r < o.runs; ++r) {
-        gate.detected_1[l] +=
-            compare_run_sets(one(0, r), one(g, r), compare).verdict == Verdict::kRegression;
-        steps.detected_1[l] +=
-            step_level_verdict(one(0, r), one(g, r), compare) == Verdict::kRegression;
+        gate.one.faulty(l, compare_run_sets(one(0, r), one(g, r), compare).verdict);
+        if (o.noise_runs > 0) {
+          gate.profile.faulty(l, compare_run_sets(one(0, r), one(g, r), with_profile).verdict);
+        }
+        steps.one.faulty(l, step_level_verdict(one(0, r), one(g, r), compare));
+      }
+    }
+    // One pair taking turns per group: the drift both runs see cancels epoch by epoch.
+    std::string turns_verdict = "-";
+    if (o.turns) {
+      const std::string dir = (std::filesystem::path(o.out_dir) / "turns").string();
+      const Comparison h = turn_pair(o.config, o.config, "b", dir, compare, trial);
+      gate.turns.healthy(h.verdict);
+      turns_verdict = to_string(h.verdict);
+      for (size_t l = 0; l < o.levels.size(); ++l) {
+        const Comparison c = turn_pair(o.config, configs[2 + l], names[2 + l], dir, compare, trial);
+        gate.turns.faulty(l, c.verdict);
+        if (!c.phases.empty()) slowdowns_turns[l].push_back(c.phases.front().ratio.ratio);
       }
     }
     if (!o.quiet) {
       std::fprintf(stderr,
-                   "recompdiag: bench gate: trial %d/%d done (%.0f s); healthy %s; so far false "
-                   "verdicts %d/%d (1 run) %d/%d (%d runs)\n",
-                   trial, o.pairs,
-                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-                   to_string(healthy.verdict), gate.false_1, trial * o.runs, gate.false_k, trial,
-                   o.runs);
+                   "recompdiag: bench gate: trial %d/%d done (%.0f s); healthy %s (%d runs), %s "
+                   "(turns); so far false verdicts %d/%d (1 run + profile) %d/%d (%d runs) %d/%d "
+                   "(turns)\n",
+                   trial, o.pairs, elapsed(), to_string(healthy.verdict), o.runs,
+                   turns_verdict.c_str(), gate.profile.false_verdicts, trial * o.runs,
+                   gate.k.false_verdicts, trial, o.runs, gate.turns.false_verdicts,
+                   o.turns ? trial : 0);
     }
   }
 
-  GateBenchResult result;
   result.pairs = o.pairs;
   result.runs = o.runs;
   result.single_pairs = o.pairs * o.runs;
+  result.turn_pairs = o.turns ? o.pairs : 0;
   result.levels = o.levels;
   result.gate = gate.rates(result.pairs, result.single_pairs);
   result.step_level = steps.rates(result.pairs, result.single_pairs);
   for (auto& s : slowdowns) result.measured_slowdown.push_back(stats::median(s));
+  for (auto& s : slowdowns_turns) {
+    result.measured_slowdown_turns.push_back(s.empty() ? 0.0 : stats::median(s));
+  }
   result.run_spread = spread_df > 0 ? std::sqrt(spread_ss / static_cast<double>(spread_df)) : 0.0;
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = elapsed();
   return result;
 }
 

@@ -2,6 +2,7 @@
 // The parts of compare_run_sets(), one file each: the phase timing tests and their verdicts
 // (compare_phases.cpp) and the exact comparison of deterministic counts (compare_counts.cpp).
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,8 +31,21 @@ PhaseComparison compare_phase_timing(int phase, const SideRuns& a, const SideRun
                                      const CompareOptions& options,
                                      std::vector<std::string>& warnings);
 
-/// Holm over the phases, then each phase's verdict and reason.
-void judge_phases(std::vector<PhaseComparison>& phases, const CompareOptions& options);
+/// Holm over the phases, then each phase's verdict and reason; a phase's counted cost (from
+/// `counted`, when it has one) decides a regression or improvement beyond the threshold whatever
+/// the steady test says.
+void judge_phases(std::vector<PhaseComparison>& phases, const std::vector<CountedCost>& counted,
+                  const CompareOptions& options);
+
+/// Fills `c.story` from what the comparison found: what each side paid at each switch, the
+/// counted costs, the steady state (compare_story.cpp).
+void tell_story(Comparison& c);
+
+/// The counted cost of the counts of `phase` that differ (`changes`: compare_counts()'s), or
+/// nullopt when no costed count differs (counted_cost.cpp).
+std::optional<CountedCost> counted_cost(int phase, const SideRuns& a, const SideRuns& b,
+                                        const std::vector<CountChange>& changes,
+                                        const CompareOptions& options);
 
 /// Counts of `phase` that differ between the sides (present in every run of both).
 void compare_counts(int phase, const SideRuns& a, const SideRuns& b, const CompareOptions& options,

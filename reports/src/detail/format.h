@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "recompdiag/core/compare.h"
+
 namespace recompdiag::reports::detail {
 
 inline std::string printf_string(const char* fmt, double v) {
@@ -108,6 +110,31 @@ inline std::string md_cell(const std::string& s) {
       out += c;
   }
   return out;
+}
+
+/// What a comparison's tests took as their unit, for the line under the verdict: "one pair of
+/// runs that took turns, paired epoch by epoch", "3 pairs of runs, the pair is the unit", ...
+inline std::string unit_sentence(const Comparison& c) {
+  const bool paired = !c.phases.empty() && c.phases.front().paired;
+  switch (c.unit) {
+    case ReplicationUnit::kEpochPairs:
+      return "one pair of runs that took turns, paired epoch by epoch (the drift both saw "
+             "cancels)";
+    case ReplicationUnit::kRuns:
+      return paired ? std::to_string(c.paths_a.size()) + " pairs of runs, the pair is the unit"
+                    : std::to_string(c.paths_a.size()) + " vs " + std::to_string(c.paths_b.size()) +
+                          " runs, the run is the unit";
+    case ReplicationUnit::kBlocks:
+      break;
+  }
+  if (!c.options.run_noise) {
+    return "one run per side, blocks of consecutive steps resampled; the run-to-run spread is "
+           "not measured, so no time verdict";
+  }
+  return "one run per side, blocks of consecutive steps resampled, with a " +
+         printf_string("%.1f%%", *c.options.run_noise * 100.0) + " run-to-run spread " +
+         (c.options.run_noise_source.empty() ? std::string("given")
+                                             : "from " + c.options.run_noise_source);
 }
 
 /// File name without its directories.

@@ -19,23 +19,35 @@ struct BenchGate {
   GateBenchOptions options;
   std::string levels = "5,10,20";
   double threshold_pct = 5.0;
-  double run_noise_pct = 3.0;
+  bool no_turns = false;
   std::string json;
   std::string baseline_json;
 };
 
-void print_rates(const GateBenchResult& r, const GateRates& rates, const char* title) {
-  std::printf("%s\n", title);
-  std::printf(
-      "  false verdicts on healthy pairs: %5.1f%% (1 run per side, %d pairs)  %5.1f%% "
-      "(%d runs per side, %d pairs)\n",
-      rates.false_verdict_1 * 100.0, r.single_pairs, rates.false_verdict_k * 100.0, r.runs,
-      r.pairs);
-  std::printf("  inconclusive on healthy pairs:   %5.1f%%                          %5.1f%%\n",
-              rates.inconclusive_1 * 100.0, rates.inconclusive_k * 100.0);
-  for (size_t i = 0; i < r.levels.size(); ++i) {
-    std::printf("  extra-work=%-4g detected:        %5.1f%%                          %5.1f%%\n",
-                r.levels[i], rates.detection_1[i] * 100.0, rates.detection_k[i] * 100.0);
+// One line per mode: what a healthy pair and each extra-work level got.
+void print_mode(const GateBenchResult& r, const char* mode, int n, double false_rate,
+                double inconclusive_rate, const std::vector<double>& detection) {
+  std::printf("  %-36s %5d  %6.1f%%  %6.1f%%", mode, n, false_rate * 100.0,
+              inconclusive_rate * 100.0);
+  for (size_t i = 0; i < r.levels.size(); ++i) std::printf("  %7.1f%%", detection[i] * 100.0);
+  std::printf("\n");
+}
+
+void print_rates(const GateBenchResult& r, const GateRates& rates, const char* title, bool gate) {
+  std::printf("%s\n  %-36s %5s  %7s  %7s", title, "mode", "pairs", "false", "inconcl");
+  for (double l : r.levels) std::printf("  xw=%-5g", l);
+  std::printf("\n");
+  print_mode(r, "1 run per side", r.single_pairs, rates.false_verdict_1, rates.inconclusive_1,
+             rates.detection_1);
+  if (gate && r.noise.runs > 0) {
+    print_mode(r, "1 run per side + measured profile", r.single_pairs, rates.false_verdict_profile,
+               rates.inconclusive_profile, rates.detection_profile);
+  }
+  const std::string k = std::to_string(r.runs) + " runs per side";
+  print_mode(r, k.c_str(), r.pairs, rates.false_verdict_k, rates.inconclusive_k, rates.detection_k);
+  if (gate && r.turn_pairs > 0) {
+    print_mode(r, "1 pair taking turns (ab), by epoch", r.turn_pairs, rates.false_verdict_turns,
+               rates.inconclusive_turns, rates.detection_turns);
   }
 }
 
@@ -60,9 +72,12 @@ void add_bench_gate_command(CLI::App& bench, CommandContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--threshold", state->threshold_pct, "The gate's threshold in percent")
       ->capture_default_str();
-  cmd->add_option("--run-noise", state->run_noise_pct,
-                  "The gate's assumed run-to-run spread for one run per side, percent")
+  cmd->add_option("--noise-runs", state->options.noise_runs,
+                  "Healthy runs trained first to measure the noise profile the one-run figures "
+                  "use (0: none)")
       ->capture_default_str();
+  cmd->add_flag("--no-turns", state->no_turns,
+                "Leave out the pairs that take turns epoch by epoch (as `ab` runs them)");
   cmd->add_option("--out-dir", state->options.out_dir, "Directory for the run files")
       ->capture_default_str();
   cmd->add_option("--json", state->json, "Write the gate's figures to FILE as JSON");
@@ -76,26 +91,33 @@ void add_bench_gate_command(CLI::App& bench, CommandContext& ctx) {
     o.config.log_alerts = false;
     o.levels = parse_number_list(s.levels, "--levels");
     o.compare.threshold = s.threshold_pct / 100.0;
-    o.compare.run_noise = s.run_noise_pct / 100.0;
+    o.turns = !s.no_turns;
     o.quiet = s.flags.quiet;
     o.validate();
     const GateBenchResult r = run_gate_bench(o);
     std::printf(
         "bench gate: %d trials; each %d healthy A runs, %d healthy B runs and %d runs per "
-        "extra-work level, trained one after the other; threshold %.1f%%, alpha %g; "
-        "%.0f s\n",
-        r.pairs, r.runs, r.runs, r.runs, s.threshold_pct, o.compare.alpha, r.seconds);
-    print_rates(r, r.gate, "the gate (runs as the unit; block bootstrap for one run; TOST, Holm):");
-    print_rates(r, r.step_level,
-                "baseline, the step-level test (steps as independent samples, runs pooled):");
+        "extra-work level, trained one after the other%s; threshold %.1f%%, alpha %g; %.0f s\n",
+        r.pairs, r.runs, r.runs, r.runs,
+        r.turn_pairs > 0 ? ", then one pair per group taking turns epoch by epoch" : "",
+        s.threshold_pct, o.compare.alpha, r.seconds);
+    print_rates(r, r.gate, "the gate (compare):", true);
+    print_rates(
+        r, r.step_level,
+        "baseline, the step-level test (steps as independent samples, runs pooled):", false);
     for (size_t i = 0; i < r.levels.size(); ++i) {
-      std::printf("measured cost of extra-work=%g: phase 1 B/A %.3f (median over trials)\n",
-                  r.levels[i], r.measured_slowdown[i]);
+      std::printf("measured cost of extra-work=%g: phase 1 B/A %.3f (%d runs per side)",
+                  r.levels[i], r.measured_slowdown[i], r.runs);
+      if (r.turn_pairs > 0) std::printf(", %.3f (turns)", r.measured_slowdown_turns[i]);
+      std::printf(" (medians over trials)\n");
     }
-    std::printf(
-        "run-to-run spread of phase 1's steady median among healthy runs: %.1f%% (compare "
-        "--run-noise assumed %.1f%%)\n",
-        r.run_spread * 100.0, s.run_noise_pct);
+    std::printf("run-to-run spread of phase 1's steady median among healthy runs: %.1f%%",
+                r.run_spread * 100.0);
+    if (r.noise.runs > 0) {
+      std::printf("; the profile measured first: %.1f%% over %lld runs", r.noise.run_noise * 100.0,
+                  static_cast<long long>(r.noise.runs));
+    }
+    std::printf("\n");
     std::cout << r.to_json().dump() << "\n";
     if (!s.json.empty()) reports::write_file_atomically(s.json, r.to_json().dump(2) + "\n");
     if (!s.baseline_json.empty()) {

@@ -9,6 +9,7 @@
 #include "recompdiag/core/compare.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/job.h"
+#include "recompdiag/core/noise_profile.h"
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/core/step_columns.h"
 #include "recompdiag/reports/renderer.h"
@@ -30,8 +31,10 @@ struct CompareCommand {
   double threshold_pct = 5.0;
   double alpha = 0.05;
   double confidence = 95.0;
-  double run_noise_pct = 3.0;
+  std::optional<double> run_noise_pct;
+  std::string noise_profile;
   bool paired = false;
+  bool turns = false;
   std::string fail_on;
   bool strict_inconclusive = false;
   std::string trace;
@@ -55,8 +58,15 @@ CompareOptions to_options(const CompareCommand& s) {
   o.threshold = s.threshold_pct / 100.0;
   o.alpha = s.alpha;
   o.bootstrap.confidence = s.confidence / 100.0;
-  o.run_noise = s.run_noise_pct / 100.0;
+  if (s.run_noise_pct && !s.noise_profile.empty()) {
+    throw InputError("give --run-noise or --noise-profile, not both");
+  }
+  if (s.run_noise_pct) o.run_noise = *s.run_noise_pct / 100.0;
+  if (!s.noise_profile.empty()) {
+    apply_noise_profile(read_noise_profile(s.noise_profile), s.noise_profile, o);
+  }
   o.paired = s.paired;
+  o.turns = s.turns;
   o.fail_on = parse_fail_on(s.fail_on);
   o.validate();
   return o;
@@ -108,14 +118,20 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--confidence", state->confidence, "Confidence level of the intervals, percent")
       ->capture_default_str();
+  cmd->add_option("--noise-profile", state->noise_profile,
+                  "One independent run per side: the run-to-run spread measured on this machine "
+                  "(`recompdiag bench noise` writes the file). Without it, or --run-noise, one run "
+                  "per side gives no time verdict: no within-run test sees a shift between runs");
   cmd->add_option("--run-noise", state->run_noise_pct,
-                  "One run per side: the run-to-run spread of a steady median in percent, which "
-                  "one run cannot show (`recompdiag bench gate` measures this machine's)")
-      ->capture_default_str();
+                  "One independent run per side: the run-to-run spread of a steady median in "
+                  "percent, known from elsewhere (a measured --noise-profile is better)");
   cmd->add_flag("--paired", state->paired,
                 "Several runs per side given in pair order (A_i and B_i ran together, as `ab` "
                 "interleaves them): test the per-pair ratios, so that the load a pair shared "
                 "cancels");
+  cmd->add_flag("--turns", state->turns,
+                "The runs of each pair took turns epoch by epoch (as `ab` runs them): one pair is "
+                "tested on its per-epoch ratios, so that the drift both runs saw cancels");
   cmd->add_option("--fail-on", state->fail_on,
                   "Counts that fail the gate when B has more in any phase, whatever the timing: "
                   "comma-separated from compiles, plan_builds, syncs, copies, cache_misses, "

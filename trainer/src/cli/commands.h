@@ -19,6 +19,7 @@ void add_compare_command(CLI::App& app, CommandContext& ctx);
 void add_bench_overhead_command(CLI::App& bench, CommandContext& ctx);
 void add_bench_compare_command(CLI::App& bench, CommandContext& ctx);
 void add_bench_gate_command(CLI::App& bench, CommandContext& ctx);
+void add_bench_noise_command(CLI::App& bench, CommandContext& ctx);
 void add_bench_diagnose_command(CLI::App& bench, CommandContext& ctx);
 
 }  // namespace recompdiag::trainer::cli

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   recompdiag::trainer::cli::add_bench_compare_command(*bench, ctx);
   recompdiag::trainer::cli::add_bench_overhead_command(*bench, ctx);
   recompdiag::trainer::cli::add_bench_gate_command(*bench, ctx);
+  recompdiag::trainer::cli::add_bench_noise_command(*bench, ctx);
   recompdiag::trainer::cli::add_bench_diagnose_command(*bench, ctx);
 
   try {

@@ -17,6 +17,7 @@
 ///     Comparison c = compare_run_sets(a, b);
 ///     int exit_code = exit_code_for(c, /*strict_inconclusive=*/false);
 
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,17 +41,29 @@ struct CompareOptions {
   double alpha = 0.05;
   /// Power at which each phase's minimum detectable effect is reported.
   double power = 0.80;
-  /// With one run per side, the run-to-run spread of a steady median (a fraction, the standard
-  /// deviation of its log) that no within-run resampling can see, added to the block
-  /// bootstrap's error for each side. The default is what issue 13 measured on a quiet 2-core
-  /// machine (healthy pairs up to 7% apart); `recompdiag bench gate` prints this machine's.
-  /// Unused with two or more runs on a side: then the spread is measured.
-  double run_noise = 0.03;
+  /// With one run per side that did not take turns, the run-to-run spread of a steady median
+  /// (a fraction, the standard deviation of its log) that no within-run resampling can see,
+  /// added to the block bootstrap's error for each side. Never assumed: measure it
+  /// (`recompdiag bench noise` writes a noise profile, read_noise_profile()) or give several runs
+  /// per side. Unset, one independent run per side gives no time verdict (`inconclusive`, saying
+  /// what would settle it); counts and their counted cost still decide. Unused with two or more
+  /// runs on a side (the spread is measured) and when the runs took turns (`turns`).
+  std::optional<double> run_noise;
+  /// Degrees of freedom of run_noise's estimate (the runs it was measured on, less one): the
+  /// t reference of the one-run test has no more. Infinity for a value known exactly.
+  double run_noise_df = std::numeric_limits<double>::infinity();
+  /// Where run_noise comes from, for the verdict's sentence ("noise profile noise.json: 12 runs
+  /// on host1"); empty for a value given by hand.
+  std::string run_noise_source;
   /// The runs of A and B are pairs in the order given: A_i and B_i ran at the same time, taking
   /// turns (`recompdiag ab` interleaves them), or one right after the other. With two or more
   /// pairs the tests use the per-pair ratios (paired t), so that the load a pair shared cancels;
   /// else each side's spread (Welch). Sides of different sizes are never paired.
   bool paired = false;
+  /// The runs of each pair took turns epoch by epoch (`recompdiag ab`): epoch k of A and epoch k
+  /// of B ran back to back. One pair is then tested on its per-epoch log ratios (paired t over the
+  /// epochs), so that the drift both runs saw cancels; implies `paired`.
+  bool turns = false;
   /// Deterministic counts (count_names()) that fail the gate when B has more of them than A in
   /// any phase, whatever the timing says.
   std::vector<std::string> fail_on;
@@ -91,9 +104,14 @@ const char* to_string(Verdict verdict);
 enum class ReplicationUnit {
   kRuns,    ///< Each run's steady median is one observation (two or more runs on a side).
   kBlocks,  ///< One run per side: blocks of consecutive steps, resampled (block bootstrap).
+  /// One pair of runs that took turns epoch by epoch: epoch k of A against epoch k of B, a
+  /// paired t on the per-epoch log ratios (CompareOptions::turns); the ratio is their geometric
+  /// mean (of epoch medians for the steady test, of epoch means for the whole phase), which can
+  /// differ a little from the ratio of the phase's medians.
+  kEpochPairs,
 };
 
-/// "runs" or "blocks".
+/// "runs", "blocks" or "epoch_pairs".
 const char* to_string(ReplicationUnit unit);
 
 /// One phase compared.
@@ -112,6 +130,8 @@ struct PhaseComparison {
   bool paired = false;        ///< kRuns: tested as pairs (CompareOptions::paired).
   int64_t block_steps_a = 0;  ///< Steps per block (kBlocks).
   int64_t block_steps_b = 0;
+  /// Epochs paired in the steady test (kEpochPairs): those with steady steps in both runs.
+  int64_t epoch_pairs = 0;
   stats::RatioTest test;       ///< B / A with its interval, p, TOST p and detectable effect.
   stats::RatioInterval ratio;  ///< The same ratio and interval, for renderers.
   /// Step-level Mann-Whitney U: shown for reference only; steps are not independent, so the
@@ -127,6 +147,9 @@ struct PhaseComparison {
   double whole_p_holm = 1.0;  ///< whole_test.p adjusted with the steady tests of every phase.
   /// The verdict rests on the whole phase (a change in its slow steps), not the steady median.
   bool whole_decides = false;
+  /// The verdict rests on the counted cost of the events that differ (Comparison::counted_costs),
+  /// whatever the steady test says.
+  bool counted_decides = false;
   double p_holm = 1.0;       ///< test.p adjusted over the phases (Holm).
   double tost_p_holm = 1.0;  ///< test.tost_p adjusted over the phases.
   bool equivalent = false;   ///< TOST proved |B / A - 1| within the threshold.
@@ -146,6 +169,44 @@ struct CountChange {
   int64_t b_max = 0;
   bool fails = false;  ///< B has more, and `count` is in CompareOptions::fail_on.
   std::string text;    ///< "B: 12 more JIT compiles in phase 2 (0 -> 12)".
+  /// The change in words, without side or phase: "12 more JIT compiles", "1 fewer JIT compile".
+  std::string change;
+};
+
+/// What the counted events cost in one phase: the price of the counts that differ exactly
+/// (compiles, plan builds, cache misses, syncs, copies), measured where they happened. The
+/// costed steps are the phase positions (step within the phase) where any run of either side
+/// carries one of those events; a run's cost is its time over its steady median at those steps,
+/// plus the compile time its compile events report (spent between steps). So a slow step that
+/// both runs have, with the event on one side only, cancels. B's cost minus A's gets an interval
+/// from the steady steps' spread (each costed step as noisy as a steady step, scaled to its size,
+/// and the medians' own error). A count found on most steady steps (a sync every step) is a
+/// per-step cost that the steady test prices: it is listed, not costed.
+struct CountedCost {
+  int phase = 1;
+  std::vector<std::string> counts;  ///< The differing counts costed, as count_names() names them.
+  std::string causes;               ///< "5 more JIT compiles and 50 more JIT plan builds".
+  /// Differing counts found on most steady steps of a run: priced by the steady test instead.
+  std::vector<std::string> per_step_counts;
+  double event_steps_a = 0.0;  ///< Its steps carrying the events (mean over the side's runs).
+  double event_steps_b = 0.0;
+  double cost_s_a = 0.0;  ///< Mean over the side's runs.
+  double cost_s_b = 0.0;
+  double compile_s_a = 0.0;  ///< Of which compile time between steps.
+  double compile_s_b = 0.0;
+  double difference_s = 0.0;  ///< cost_s_b - cost_s_a.
+  double low_s = 0.0;         ///< Interval of the difference (CompareOptions confidence).
+  double high_s = 0.0;
+  double confidence = 0.95;
+  double phase_s_a = 0.0;  ///< A's phase: every step plus compile time between steps (mean).
+  double share = 0.0;      ///< difference_s / phase_s_a: the cost as a fraction of A's phase.
+  double p = 1.0;          ///< Two-sided p of "the events cost B nothing more than A".
+  /// kRegression (kImprovement) when the share is beyond +threshold (-threshold) with p below
+  /// alpha; else kNoChange: the cost is too small or too uncertain to decide.
+  Verdict verdict = Verdict::kNoChange;
+  /// "B's 5 more JIT compiles and 50 more JIT plan builds cost 0.31 s (95% CI 0.25-0.37 s), 18%
+  /// of A's phase 2".
+  std::string text;
 };
 
 /// The cost of one phase switch in both runs.
@@ -186,12 +247,18 @@ struct Comparison {
   ReplicationUnit unit = ReplicationUnit::kBlocks;
   std::vector<PhaseComparison> phases;
   std::vector<CountChange> count_changes;  ///< Counts that differ, phase by phase.
+  /// What the differing counts cost, per phase where a costed count differs.
+  std::vector<CountedCost> counted_costs;
   std::vector<SwitchComparison> switches;
   std::vector<ConfigDifference> config_differences;
   Verdict verdict = Verdict::kNoChange;
   /// What the runs learned (pairs A_i, B_i): part of the summary when B's training regressed.
   ConvergenceComparison convergence;
   std::string summary;  ///< The verdict in one sentence.
+  /// What a reader needs first, a sentence each: what each side paid at each phase switch (its
+  /// tax, with what was compiled, rebuilt or reset), what the differing counts cost, then the
+  /// steady state per phase. Renderers print it before the tables.
+  std::vector<std::string> story;
   /// The sentence of the timing verdict alone; `summary` adds the training quality when B's
   /// training regressed.
   std::string time_summary;

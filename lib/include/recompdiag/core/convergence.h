@@ -86,6 +86,8 @@ struct QualityMeasure {
   int better_pairs = 0;  ///< Pairs in which B is below A by more than the tolerance.
   /// One-sided p of "B worse", Holm-adjusted over the measures; 1 with fewer than two pairs.
   double p = 1.0;
+  /// B regressed on this measure: Holm-adjusted p below alpha and worse beyond the tolerance; with
+  /// one pair (untested), set on the final loss when it decided the verdict.
   bool regression = false;
 };
 

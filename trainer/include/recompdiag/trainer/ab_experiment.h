@@ -81,9 +81,9 @@ struct AbExperimentOptions {
   /// configs differ by design: "config.mode", "mode", "config.faults", ... A comparison lists
   /// them without warning.
   std::vector<std::string> expected_differences() const;
-  /// `base` fitted to this experiment: its expected differences listed, and no assumed
-  /// run-to-run spread when the runs take turns (they share the machine's state, which is what
-  /// CompareOptions::run_noise stands for); runs one after the other keep base's.
+  /// `base` fitted to this experiment: its expected differences listed, its runs compared as
+  /// pairs (`paired`) unless blocked, and, when they take turns, paired epoch by epoch (`turns`):
+  /// the drift both runs of a pair saw cancels.
   CompareOptions compare_options(CompareOptions base) const;
 };
 

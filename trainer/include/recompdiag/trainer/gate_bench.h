@@ -2,7 +2,9 @@
 /// \file
 /// The gate's error rates, measured (`recompdiag bench gate`): how often `compare` calls healthy
 /// pairs of runs a regression or an improvement, and how often it catches a known slowdown (the
-/// extra-work fault at a few percentages), with one run and with several runs per side; and the
+/// extra-work fault at a few percentages), in every mode a CI can use: one independent run per
+/// side (with no measured spread, and with the noise profile the bench measures first), several
+/// independent runs per side, and one pair of runs that take turns epoch by epoch (`ab`); and the
 /// same figures for the step-level test compare used before (the baseline).
 ///
 ///     GateBenchOptions options;
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "recompdiag/core/compare.h"
+#include "recompdiag/core/noise_profile.h"
 #include "recompdiag/trainer/config.h"
 
 namespace recompdiag::trainer {
@@ -40,6 +43,12 @@ struct GateBenchOptions {
   int runs = 3;
   /// Extra-work percentages whose detection is measured.
   std::vector<double> levels = {5, 10, 20};
+  /// Healthy runs trained before the trials to measure this machine's noise profile (bench
+  /// noise), which the one-run-with-profile figures use; 0 leaves those figures out.
+  int noise_runs = 5;
+  /// Also train, per trial, one healthy pair and one pair per level taking turns epoch by epoch
+  /// (as `recompdiag ab` does), compared paired by epoch.
+  bool turns = true;
   /// The gate's settings (threshold, alpha, ...), also used by the step-level baseline.
   CompareOptions compare;
   /// Where run files go (created; reused trial by trial).
@@ -58,6 +67,16 @@ struct GateRates {
   double inconclusive_k = 0.0;
   std::vector<double> detection_1;  ///< Per level: regression verdicts, one run per side.
   std::vector<double> detection_k;  ///< Per level, `runs` per side.
+  /// One independent run per side judged with the bench's measured noise profile
+  /// (GateBenchOptions::noise_runs > 0; the gate only).
+  double false_verdict_profile = 0.0;
+  double inconclusive_profile = 0.0;
+  std::vector<double> detection_profile;
+  /// One pair taking turns epoch by epoch, paired by epoch (GateBenchOptions::turns; the gate
+  /// only).
+  double false_verdict_turns = 0.0;
+  double inconclusive_turns = 0.0;
+  std::vector<double> detection_turns;
 };
 
 /// What run_gate_bench() measured.
@@ -65,6 +84,7 @@ struct GateBenchResult {
   int pairs = 0;         ///< Trials.
   int runs = 0;          ///< Runs per side in the run-as-unit figures.
   int single_pairs = 0;  ///< One-run pairs per rate (pairs x runs).
+  int turn_pairs = 0;    ///< Turn-taking pairs per rate (one per trial; 0 when not measured).
   std::vector<double> levels;
   GateRates gate;        ///< compare as it is now.
   GateRates step_level;  ///< Steps as independent samples (bootstrap + Mann-Whitney), as before.
@@ -72,12 +92,17 @@ struct GateBenchResult {
   /// (runs as the unit): what the fault really cost.
   std::vector<double> measured_slowdown;
   /// Run-to-run spread of phase 1's steady median among healthy runs of one group (pooled
-  /// standard deviation of the logs): what `compare --run-noise` should be on this machine.
+  /// standard deviation of the logs) over all trials.
   double run_spread = 0.0;
+  /// The noise profile measured before the trials (runs == 0 when none was).
+  NoiseProfile noise;
+  /// Per level: median over the trials of B / A of phase 1 in the turn-taking pairs.
+  std::vector<double> measured_slowdown_turns;
   double seconds = 0.0;  ///< Wall time of the whole bench.
 
-  /// {"false_verdict_rate":{"1":x,"K":y},"detection_rate":{"5":{"1":..,"K":..},...},"pairs":N}
-  /// for the gate (`step_level` false: the shape the issue asks for) or the baseline.
+  /// {"false_verdict_rate":{"1":x,"K":y,...},"detection_rate":{"5":{"1":..,"K":..,...},...},
+  /// "pairs":N} for the gate (`step_level` false) or the baseline; the gate adds the keys
+  /// "1+profile" and "turns" for the modes it measured, and "run_spread".
   nlohmann::json to_json(bool step_level = false) const;
 };
 

@@ -1,0 +1,124 @@
+// The story a comparison tells first (Comparison::story): what each side paid at each switch,
+// what the counted events cost, then the steady state.
+#include <cmath>
+
+#include "detail/attribution.h"
+#include "detail/compare_parts.h"
+
+namespace recompdiag::detail {
+
+namespace {
+
+std::string side_label(const char* side, const RunAnalysis& r) {
+  return r.header.mode.empty() ? std::string(side) : std::string(side) + " (" + r.header.mode + ")";
+}
+
+std::string plural(int64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// What one run paid at a switch: its tax and what coincided with it.
+std::string switch_paid(const char* side, const RunAnalysis& r, const SwitchCost& s) {
+  const ProbeCounts& c = s.around;
+  std::vector<std::string> parts;
+  const int64_t compiles = std::max(c.jit_compiles, c.compile_events);
+  if (compiles > 0) {
+    std::string text = plural(compiles, "JIT compile", "JIT compiles");
+    for (const CompileEvent& e : r.compiles) {
+      if (e.step == s.switch_step && !e.reason.empty()) {
+        text += " (" + e.reason + ")";
+        break;
+      }
+    }
+    parts.push_back(text);
+  }
+  if (c.jit_plan_builds > 0) {
+    parts.push_back(plural(c.jit_plan_builds, "JIT plan build", "JIT plan builds"));
+  }
+  if (c.new_signatures > 0) {
+    parts.push_back(
+        plural(c.new_signatures, "first-seen op signature", "first-seen op signatures"));
+  }
+  if (c.module_loads > 0) parts.push_back(plural(c.module_loads, "module load", "module loads"));
+  if (c.new_kernels > 0) {
+    parts.push_back(plural(c.new_kernels, "first-seen kernel", "first-seen kernels"));
+  }
+  if (c.optimizer_resets > 0) parts.push_back(optimizer_name(r.header) + " state reset");
+  std::string text = side_label(side, r) + " paid " + format_number("%.3g s", s.tax_s);
+  if (s.compile_s > 0.0) text += format_number(" (%.3g s compiling)", s.compile_s);
+  if (parts.empty()) return text + ": nothing compiled, rebuilt or reset";
+  text += ": ";
+  for (size_t i = 0; i < parts.size(); ++i) {
+    text += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+  }
+  return text;
+}
+
+// The steady test alone, in words: "no change (proven within 5.0%)", "B 12% slower", ...
+std::string steady_words(const PhaseComparison& p, const CompareOptions& o) {
+  const double r = p.test.ratio;
+  const bool significant = p.p_holm < o.alpha;
+  if (significant && r > 1.0 + o.threshold) return format_number("B %.0f%% slower", (r - 1) * 100);
+  if (significant && r < 1.0 - o.threshold) return format_number("B %.0f%% faster", (1 - r) * 100);
+  if (p.tost_p_holm < o.alpha)
+    return format_number("no change (proven within %.1f%%)", o.threshold * 100.0);
+  if (p.unit == ReplicationUnit::kBlocks && !o.run_noise) {
+    return "no verdict (one run per side, run-to-run spread not measured)";
+  }
+  return "inconclusive";
+}
+
+std::string unit_words(const PhaseComparison& p) {
+  switch (p.unit) {
+    case ReplicationUnit::kEpochPairs:
+      return std::to_string(p.epoch_pairs) + " epochs paired";
+    case ReplicationUnit::kRuns:
+      return std::to_string(p.run_medians_a_ms.size()) + (p.paired ? " pairs of runs" : " runs");
+    case ReplicationUnit::kBlocks:
+      break;
+  }
+  return "blocks of steps";
+}
+
+}  // namespace
+
+void tell_story(Comparison& c) {
+  const CompareOptions& o = c.options;
+  const bool several = c.paths_a.size() > 1 || c.paths_b.size() > 1;
+  for (const SwitchCost& sa : c.a.switches) {
+    for (const SwitchCost& sb : c.b.switches) {
+      if (sa.to_phase != sb.to_phase) continue;
+      c.story.push_back("Switch to phase " + std::to_string(sa.to_phase) +
+                        (several ? " (first runs)" : "") + ": " + switch_paid("A", c.a, sa) + "; " +
+                        switch_paid("B", c.b, sb) + ".");
+    }
+  }
+  for (const CountedCost& cost : c.counted_costs) {
+    std::string text = "Counted cost, phase " + std::to_string(cost.phase) + ": ";
+    if (cost.counts.empty()) {
+      std::string counts;
+      for (const std::string& n : cost.per_step_counts) counts += (counts.empty() ? "" : ", ") + n;
+      text += counts + " differ on most steps: a per-step cost, which the steady state prices.";
+    } else {
+      text += cost.text + "; " +
+              (cost.verdict == Verdict::kRegression    ? "a regression beyond the threshold"
+               : cost.verdict == Verdict::kImprovement ? "an improvement beyond the threshold"
+               : cost.p < o.alpha ? format_number("within the %.1f%% threshold", o.threshold * 100)
+                                  : std::string("not told from noise")) +
+              ".";
+    }
+    c.story.push_back(text);
+  }
+  std::string steady = "Steady state:";
+  const std::string level = format_number("%g%%", o.bootstrap.confidence * 100.0);
+  for (size_t i = 0; i < c.phases.size(); ++i) {
+    const PhaseComparison& p = c.phases[i];
+    steady += std::string(i ? ";" : "") + " phase " + std::to_string(p.phase) + " " +
+              steady_words(p, o) + format_number(" (B/A %.3f, ", p.test.ratio) + level +
+              format_number(" CI %.3f", p.test.low) + format_number("-%.3f, ", p.test.high) +
+              unit_words(p) + ")";
+  }
+  c.story.push_back(steady + ".");
+}
+
+}  // namespace recompdiag::detail

@@ -1,0 +1,305 @@
+// The counted cost of compare_run_sets(): what the events whose counts differ exactly cost,
+// measured on the steps that carry them, with an interval from the steady steps' spread.
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "detail/compare_parts.h"
+
+namespace recompdiag::detail {
+
+namespace {
+
+// A count that can be costed: a linear function of one step's probe fields (a sum of counters),
+// so that over a run of steps (StepColumns::for_each_run) its value at step j is
+// value(first) + j * value(stride). A step carries the count's events when its value is positive.
+struct CostedCount {
+  const char* name;  // as count_names() names it
+  int64_t (*value)(const StepRecord& step);
+};
+
+int64_t jit_events(const StepRecord& s) {
+  // A compile is paid in the steps after it too: the graph executor's profiling runs.
+  return s.jit ? s.jit->compiles + s.jit->profiling_runs : 0;
+}
+int64_t plan_builds(const StepRecord& s) { return s.jit ? s.jit->plan_builds : 0; }
+int64_t cache_misses(const StepRecord& s) {
+  return plan_builds(s) + (s.dispatch ? s.dispatch->new_signatures : 0) +
+         (s.cupti ? s.cupti->new_kernels + s.cupti->module_loads + s.cupti->graph_instantiations
+                  : 0);
+}
+int64_t syncs(const StepRecord& s) {
+  return (s.dispatch ? s.dispatch->syncs : 0) + (s.cupti ? s.cupti->syncs : 0);
+}
+int64_t copies(const StepRecord& s) {
+  return (s.dispatch ? s.dispatch->copies_h2d + s.dispatch->copies_d2h + s.dispatch->copies_d2d
+                     : 0) +
+         (s.cupti ? s.cupti->memcpy_h2d + s.cupti->memcpy_d2h + s.cupti->memcpy_d2d : 0);
+}
+
+constexpr CostedCount kCosted[] = {
+    {"compiles", jit_events}, {"plan_builds", plan_builds}, {"cache_misses", cache_misses},
+    {"syncs", syncs},         {"copies", copies},
+};
+constexpr size_t kCostedN = sizeof kCosted / sizeof kCosted[0];
+static_assert(kCostedN <= 8, "one bit per costed count in a step's mask");
+
+// Above this fraction of a run's steady steps, a count is a per-step cost (the steady test's).
+constexpr double kPerStepFraction = 0.5;
+
+// The variance of a median is about pi/2 times that of a mean, for normal data.
+constexpr double kHalfPi = 1.5707963267948966;
+
+double compile_ms(const EventRecord& e) {
+  if (e.kind != EventKind::kCompile || !e.detail.is_object()) return 0.0;
+  auto it = e.detail.find("compile_ms");
+  return it != e.detail.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+
+// One run's phase: which costed counts each step carries.
+struct PhaseMasks {
+  std::vector<size_t> index;  // the phase's step indices, in order
+  std::vector<uint8_t> mask;  // per phase step: bit c set when it carries kCosted[c]
+  int64_t steady_begin = 0;   // first steady position in `index`
+  double compile_ms = 0.0;    // compile events of the phase (between steps)
+};
+
+PhaseMasks phase_masks(const ColumnarRun& run, const PhaseAnalysis& pa) {
+  PhaseMasks m;
+  const StepColumns& steps = run.steps;
+  PackedColumn::Reader phases(steps.phase_column());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (phases(i) == pa.phase) m.index.push_back(i);
+  }
+  m.mask.assign(m.index.size(), 0);
+  m.steady_begin = std::min<int64_t>(pa.warmup_steps, static_cast<int64_t>(m.index.size()));
+  // Contiguous stretches of the phase's indices, each read as runs of steps.
+  for (size_t k = 0; k < m.index.size();) {
+    size_t end = k + 1;
+    while (end < m.index.size() && m.index[end] == m.index[end - 1] + 1) ++end;
+    size_t pos = k;
+    steps.for_each_run(m.index[k], m.index[end - 1] + 1,
+                       [&](const StepRecord& first, const StepRecord& stride, size_t n) {
+                         for (size_t c = 0; c < kCostedN; ++c) {
+                           const int64_t v0 = kCosted[c].value(first);
+                           const int64_t dv = kCosted[c].value(stride);
+                           if (v0 <= 0 && dv <= 0) continue;
+                           for (size_t j = 0; j < n; ++j) {
+                             if (v0 + static_cast<int64_t>(j) * dv > 0) {
+                               m.mask[pos + j] |= static_cast<uint8_t>(1u << c);
+                             }
+                           }
+                         }
+                         pos += n;
+                       });
+    k = end;
+  }
+  // Compile events: the step they precede carries them; their time was spent between steps.
+  for (const EventRecord& e : run.events) {
+    if (e.kind != EventKind::kCompile || e.step < pa.first_step || e.step > pa.last_step) continue;
+    m.compile_ms += compile_ms(e);
+    const auto it = std::lower_bound(m.index.begin(), m.index.end(), e.step,
+                                     [&](size_t i, int64_t s) { return steps.step(i) < s; });
+    if (it != m.index.end() && steps.step(*it) == e.step) {
+      m.mask[static_cast<size_t>(it - m.index.begin())] |= 1u;  // kCosted[0]: compiles
+    }
+  }
+  return m;
+}
+
+// One run's counted cost: its time over its steady median at the phase positions in `at` (the
+// steps that carry the events in any run of either side, so that a slow step both runs have, with
+// the event on one side only, cancels), plus the compile time between steps when compiles are
+// costed.
+struct RunCost {
+  double cost_ms = 0.0;
+  double compile_ms = 0.0;
+  double var_ms2 = 0.0;
+  double phase_ms = 0.0;    // every step plus compile time between steps
+  int64_t event_steps = 0;  // its own steps carrying the costed events
+};
+
+RunCost run_cost(const ColumnarRun& run, const PhaseAnalysis& pa, const PhaseMasks& m,
+                 const std::vector<char>& at, uint8_t costed) {
+  RunCost r;
+  const double median = pa.steady.median_ms;
+  // A step's noise: the steady steps' robust sigma, scaled to the step's size (a step three
+  // times the median is about three times as noisy); the median's own error counts once per
+  // costed step, as it is subtracted from each.
+  const double sigma = 1.4826 * pa.steady.mad_ms;
+  const double var_median =
+      pa.steady.n > 0 ? kHalfPi * sigma * sigma / static_cast<double>(pa.steady.n) : 0.0;
+  int64_t costed_steps = 0;
+  for (size_t k = 0; k < m.index.size(); ++k) {
+    const double t = run.steps.wall_ms(m.index[k]);
+    r.phase_ms += t;
+    r.event_steps += (m.mask[k] & costed) != 0;
+    if (k >= at.size() || !at[k]) continue;
+    ++costed_steps;
+    r.cost_ms += t - median;
+    const double scale = median > 0.0 ? std::max(1.0, t / median) : 1.0;
+    r.var_ms2 += scale * scale * sigma * sigma;
+  }
+  r.var_ms2 += static_cast<double>(costed_steps * costed_steps) * var_median;
+  r.phase_ms += m.compile_ms;
+  if (costed & 1u) {
+    r.cost_ms += m.compile_ms;
+    r.compile_ms = m.compile_ms;
+    // Compile time is as noisy, relatively, as a step.
+    const double rel = median > 0.0 ? sigma / median : 0.0;
+    r.var_ms2 += m.compile_ms * m.compile_ms * rel * rel;
+  }
+  return r;
+}
+
+// A side's mean cost and the variance of that mean: the runs' own noise, or their spread when
+// that is larger (two or more runs).
+struct SideCost {
+  RunCost mean;
+  double var_mean_ms2 = 0.0;
+};
+
+SideCost side_cost(const std::vector<RunCost>& runs) {
+  SideCost s;
+  const double n = static_cast<double>(runs.size());
+  std::vector<double> costs;
+  for (const RunCost& r : runs) {
+    s.mean.cost_ms += r.cost_ms / n;
+    s.mean.compile_ms += r.compile_ms / n;
+    s.mean.phase_ms += r.phase_ms / n;
+    s.var_mean_ms2 += r.var_ms2 / (n * n);
+    costs.push_back(r.cost_ms);
+  }
+  if (runs.size() >= 2) {
+    s.var_mean_ms2 = std::max(s.var_mean_ms2, stats::mean_variance(costs).variance / n);
+  }
+  return s;
+}
+
+std::string join_and(const std::vector<std::string>& parts) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<CountedCost> counted_cost(int phase, const SideRuns& a, const SideRuns& b,
+                                        const std::vector<CountChange>& changes,
+                                        const CompareOptions& o) {
+  // The costed counts that differ in this phase.
+  uint8_t differing = 0;
+  for (const CountChange& cc : changes) {
+    if (cc.phase != phase) continue;
+    for (size_t c = 0; c < kCostedN; ++c) {
+      if (cc.count == kCosted[c].name) differing |= static_cast<uint8_t>(1u << c);
+    }
+  }
+  if (!differing) return std::nullopt;
+
+  std::vector<PhaseMasks> masks[2];
+  const SideRuns* sides[2] = {&a, &b};
+  uint8_t per_step = 0;
+  for (int s = 0; s < 2; ++s) {
+    const SideRuns& side = *sides[s];
+    for (size_t i = 0; i < side.files.size(); ++i) {
+      const PhaseAnalysis& pa = side.analyses[i].phases[side.phase_index[i]];
+      masks[s].push_back(phase_masks(*side.files[i], pa));
+      const PhaseMasks& m = masks[s].back();
+      const auto steady = static_cast<double>(m.index.size()) - static_cast<double>(m.steady_begin);
+      for (size_t c = 0; c < kCostedN; ++c) {
+        int64_t carrying = 0;
+        for (size_t k = static_cast<size_t>(m.steady_begin); k < m.mask.size(); ++k) {
+          carrying += (m.mask[k] >> c) & 1u;
+        }
+        if (steady > 0 && static_cast<double>(carrying) > kPerStepFraction * steady) {
+          per_step |= static_cast<uint8_t>(1u << c);
+        }
+      }
+    }
+  }
+  const uint8_t costed = differing & static_cast<uint8_t>(~per_step);
+
+  CountedCost out;
+  out.phase = phase;
+  std::vector<std::string> causes;
+  const CountChange* plan_change = nullptr;
+  for (const CountChange& cc : changes) {
+    if (cc.phase == phase && cc.count == "plan_builds") plan_change = &cc;
+  }
+  for (const CountChange& cc : changes) {
+    if (cc.phase != phase) continue;
+    for (size_t c = 0; c < kCostedN; ++c) {
+      if (cc.count != kCosted[c].name || !((differing >> c) & 1u)) continue;
+      if (!((costed >> c) & 1u)) {
+        out.per_step_counts.push_back(cc.count);
+        continue;
+      }
+      out.counts.push_back(cc.count);
+      // Plan builds are cache misses too: name the misses only when they are more than those.
+      const bool same_as_plans = cc.count == "cache_misses" && plan_change &&
+                                 ((costed >> 1) & 1u) &&
+                                 cc.b_min - cc.a_max == plan_change->b_min - plan_change->a_max;
+      if (!same_as_plans) causes.push_back(cc.change);
+    }
+  }
+  if (!costed) return out.per_step_counts.empty() ? std::nullopt : std::optional(out);
+  out.causes = join_and(causes);
+
+  // The phase positions that carry a costed event in any run of either side.
+  std::vector<char> at;
+  for (int s = 0; s < 2; ++s) {
+    for (const PhaseMasks& m : masks[s]) {
+      at.resize(std::max(at.size(), m.mask.size()), 0);
+      for (size_t k = 0; k < m.mask.size(); ++k) at[k] |= (m.mask[k] & costed) != 0;
+    }
+  }
+  std::vector<RunCost> runs[2];
+  double event_steps[2] = {0.0, 0.0};
+  for (int s = 0; s < 2; ++s) {
+    const SideRuns& side = *sides[s];
+    for (size_t i = 0; i < side.files.size(); ++i) {
+      const PhaseAnalysis& pa = side.analyses[i].phases[side.phase_index[i]];
+      runs[s].push_back(run_cost(*side.files[i], pa, masks[s][i], at, costed));
+      event_steps[s] +=
+          static_cast<double>(runs[s].back().event_steps) / static_cast<double>(side.files.size());
+    }
+  }
+  const SideCost ca = side_cost(runs[0]);
+  const SideCost cb = side_cost(runs[1]);
+  out.event_steps_a = event_steps[0];
+  out.event_steps_b = event_steps[1];
+  out.cost_s_a = ca.mean.cost_ms / 1000.0;
+  out.cost_s_b = cb.mean.cost_ms / 1000.0;
+  out.compile_s_a = ca.mean.compile_ms / 1000.0;
+  out.compile_s_b = cb.mean.compile_ms / 1000.0;
+  out.phase_s_a = ca.mean.phase_ms / 1000.0;
+  out.difference_s = out.cost_s_b - out.cost_s_a;
+  const double se_s = std::sqrt(ca.var_mean_ms2 + cb.var_mean_ms2) / 1000.0;
+  out.confidence = o.bootstrap.confidence;
+  const double z = stats::normal_quantile(0.5 + o.bootstrap.confidence / 2.0);
+  out.low_s = out.difference_s - z * se_s;
+  out.high_s = out.difference_s + z * se_s;
+  out.p = se_s > 0.0
+              ? std::min(1.0, 2.0 * stats::normal_upper_tail(std::abs(out.difference_s) / se_s))
+              : (out.difference_s != 0.0 ? 0.0 : 1.0);
+  out.share = out.phase_s_a > 0.0 ? out.difference_s / out.phase_s_a : 0.0;
+  const bool significant = out.p < o.alpha;
+  if (significant && out.share > o.threshold) out.verdict = Verdict::kRegression;
+  if (significant && out.share < -o.threshold) out.verdict = Verdict::kImprovement;
+  const bool more = out.difference_s >= 0.0;
+  out.text = "B's " + out.causes + (more ? " cost " : " saved ") +
+             format_number("%.3g s", std::abs(out.difference_s)) + " (" +
+             format_number("%g%% CI ", o.bootstrap.confidence * 100.0) +
+             format_number("%.3g", more ? out.low_s : -out.high_s) +
+             format_number("-%.3g s", more ? out.high_s : -out.low_s) + ", " +
+             (out.p < 0.001 ? std::string("p < 0.001") : format_number("p = %.3f", out.p)) + "), " +
+             format_number("%.1f%%", std::abs(out.share) * 100.0) + " of A's phase " +
+             std::to_string(phase) + format_number(" (%.3g s)", out.phase_s_a);
+  return out;
+}
+
+}  // namespace recompdiag::detail
