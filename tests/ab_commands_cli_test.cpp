@@ -72,6 +72,23 @@ std::vector<std::string> lines_starting(const std::string& output, const std::st
   return found;
 }
 
+/// 'a' per progress line of a recompile run (side A), 'b' per line of a mutable run (side B), in
+/// the order they were printed.
+std::string epoch_order(const std::string& output) {
+  std::string order;
+  std::istringstream in(output);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("recompile: phase ", 0) == 0) order += 'a';
+    if (line.rfind("mutable: phase ", 0) == 0) order += 'b';
+  }
+  return order;
+}
+
+/// Runs `ab` under `script` when there is one, so that the trains' progress lines are printed.
+test::CliOutcome run_on_terminal(const std::string& ab, bool have_script) {
+  return run_shell(have_script ? "/usr/bin/script -qec " + quoted(ab) + " /dev/null" : ab);
+}
+
 bool has_summary(const std::string& path) {
   return test::read_text(path).find("\"type\":\"summary\"") != std::string::npos;
 }
@@ -90,8 +107,7 @@ TEST_CASE("ab --a-cmd/--b-cmd: two trains take turns epoch by epoch, then the pa
   const std::string ab =
       ab_line(train_cmd("--mode recompile" + monitor), train_cmd("--mode mutable" + monitor), out,
               "--a-name base --b-name new --quiet");
-  const test::CliOutcome o =
-      run_shell(have_script ? "/usr/bin/script -qec " + quoted(ab) + " /dev/null" : ab);
+  const test::CliOutcome o = run_on_terminal(ab, have_script);
   CAPTURE(o.output);
   REQUIRE(o.exit_code == 0);
   CHECK(test::count_step_lines(out + "/base.jsonl") == 20);
@@ -105,13 +121,25 @@ TEST_CASE("ab --a-cmd/--b-cmd: two trains take turns epoch by epoch, then the pa
     MESSAGE("no /usr/bin/script: the order of the epochs is not checked");
     return;
   }
-  std::string order;  // 'a' per epoch of side A (recompile), 'b' per epoch of side B
-  std::istringstream in(o.output);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("recompile: phase ", 0) == 0) order += 'a';
-    if (line.rfind("mutable: phase ", 0) == 0) order += 'b';
-  }
-  CHECK(order == "ababababab");  // A has the first turn in the first pair
+  CHECK(epoch_order(o.output) == "ababababab");  // A has the first turn in the first pair
+}
+
+TEST_CASE("ab --a-cmd/--b-cmd: a data-parallel side takes its turns through rank 0") {
+  test::TempDir dir;
+  const std::string out = dir.file("ab");
+  const bool have_script = ::access("/usr/bin/script", X_OK) == 0;
+  const test::CliOutcome o =
+      run_on_terminal(ab_line(train_cmd("--mode recompile --world-size 2"),
+                              train_cmd("--mode mutable"), out, "--quiet --turn-timeout 60"),
+                      have_script);
+  CAPTURE(o.output);
+  REQUIRE(o.exit_code == 0);
+  CHECK(lines_starting(o.output, "recompdiag: warning").empty());  // no turn timed out
+  CHECK(test::count_step_lines(out + "/a.rank0.jsonl") == 20);
+  CHECK(test::count_step_lines(out + "/a.rank1.jsonl") == 20);
+  CHECK(test::count_step_lines(out + "/b.jsonl") == 20);
+  CHECK(std::filesystem::exists(out + "/report.json"));
+  if (have_script) CHECK(epoch_order(o.output) == "ababababab");  // rank 0 prints the job's
 }
 
 TEST_CASE("ab --a-cmd/--b-cmd: a side that ends early lets the other finish; one line each") {

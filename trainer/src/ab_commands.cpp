@@ -6,11 +6,13 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <vector>
 
 #include "detail/ab_sides.h"
 #include "detail/command_pair.h"
 #include "detail/forward_signals.h"
 #include "recompdiag/core/error.h"
+#include "recompdiag/trainer/distributed.h"
 #include "recompdiag/trainer/exit_codes.h"
 #include "recompdiag/trainer/stop_signals.h"
 
@@ -49,9 +51,26 @@ int killed_by(const std::string& label, int signal, bool asked) {
   return code;
 }
 
+/// The run files a command wrote for `path`: the file itself, or a data-parallel job's rank files
+/// (NAME.rank0.jsonl, ...) in rank order; none when it wrote neither.
+std::vector<std::string> written_run_files(const std::string& path) {
+  if (std::filesystem::exists(path)) return {path};
+  std::vector<std::string> ranks;
+  for (int r = 0; std::filesystem::exists(rank_file_path(path, r)); ++r) {
+    ranks.push_back(rank_file_path(path, r));
+  }
+  return ranks;
+}
+
+/// Removes what an earlier run left at `path` (see written_run_files): it must not pass for this
+/// run's.
+void remove_run_files(const std::string& path) {
+  for (const std::string& file : written_run_files(path)) std::filesystem::remove(file);
+}
+
 /// The exit code one side's outcome deserves, with one line on stderr when it failed.
 int judge(const detail::CommandOutcome& outcome, const std::string& label,
-          const std::string& command, const std::string& path, int64_t timeout_ms,
+          const std::string& command, const std::string& path, bool wrote, int64_t timeout_ms,
           bool interrupted) {
   if (outcome.stopped) {
     std::fprintf(stderr,
@@ -64,7 +83,7 @@ int judge(const detail::CommandOutcome& outcome, const std::string& label,
   if (WIFSIGNALED(status)) return killed_by(label, WTERMSIG(status), interrupted);
   const int code = WEXITSTATUS(status);
   if (code == 0) {
-    if (std::filesystem::exists(path)) return kExitOk;
+    if (wrote) return kExitOk;
     std::fprintf(stderr,
                  "recompdiag: error: %s run exited 0 but wrote no run file %s (does its command "
                  "pass {out} to the trainer?): %s\n",
@@ -155,15 +174,16 @@ AbExperimentResult run_ab_commands(const AbCommandsOptions& options) {
       pair.commands[k] = options.command_line(side, i);
       pair.labels[k] = options.repeats == 1 ? name : name + " run " + std::to_string(i);
       paths[k] = options.run_path(side, i);
-      std::filesystem::remove(paths[k], ec);  // a file left from before must not pass for a run's
+      remove_run_files(paths[k]);
     }
     const std::array<detail::CommandOutcome, 2> outcomes = detail::run_command_pair(pair, forward);
     for (int k = 0; k < 2; ++k) {
-      codes[k] = judge(outcomes[k], pair.labels[k], pair.commands[k], paths[k],
+      const std::vector<std::string> files = written_run_files(paths[k]);
+      codes[k] = judge(outcomes[k], pair.labels[k], pair.commands[k], paths[k], !files.empty(),
                        options.turn_timeout_ms, forward.signal() != 0);
+      std::vector<std::string>& side_paths = k == 0 ? result.a_paths : result.b_paths;
+      side_paths.insert(side_paths.end(), files.begin(), files.end());
     }
-    result.a_paths.push_back(paths[0]);
-    result.b_paths.push_back(paths[1]);
     result.exit_code = detail::pair_code(codes[0], codes[1]);
   }
   if (forward.signal() != 0) throw Interrupted(forward.signal(), "ab");

@@ -30,7 +30,9 @@ struct AbCommandSide {
   /// `{out}`, replaced by the run file's path (shell-quoted where it needs quoting: leave `{out}`
   /// unquoted). It takes turns when it trains through a Monitor (MonitorOptions::take_turns): at
   /// its epoch boundaries (Monitor::take_turn(), as `recompdiag train` does) or, with
-  /// `turn_every_steps`, every N steps.
+  /// `turn_every_steps`, every N steps. A data-parallel job (`train --world-size N`) writes rank
+  /// files instead (NAME.rank0.jsonl, ...): they are the run's, compared as one job, and its rank 0
+  /// takes the job's turns.
   std::string command;
 };
 
@@ -66,8 +68,9 @@ struct AbCommandsOptions {
 /// Runs the experiment: validates the options (throws InputError before any file exists), creates
 /// the out directory, then runs each pair's two commands at once, taking turns, forwarding SIGINT
 /// and SIGTERM to both (throws Interrupted after the pair when one came). The result's exit code
-/// is 0 when every run exited 0 and wrote its run file; else the pair's code (a crash on either
-/// side first, then A's, then B's), each failed side saying so in one line on stderr:
+/// is 0 when every run exited 0 and wrote its run file (or rank files, listed as
+/// AbExperimentResult lists a job's); else the pair's code (a crash on either side first, then
+/// A's, then B's), each failed side saying so in one line on stderr:
 ///   2: bad input: a command that cannot be started (the shell's 126 or 127), or that exited 0
 ///      without writing its run file, or that exited 2 itself;
 ///   1: a run failed: it exited 1 or another code, was killed from outside (SIGKILL), or was
