@@ -270,3 +270,16 @@ TEST_CASE("ab --a-cmd/--b-cmd: bad input is one line and exit 2, before anything
     CHECK_FALSE(std::filesystem::exists(out));
   }
 }
+
+TEST_CASE("ab --a-cmd/--b-cmd: no descriptors left for the turns is one line and exit 1") {
+  test::TempDir dir;
+  // Three standard streams and eight pipe ends do not fit in eight descriptors. The braces let the
+  // shell redirect the streams before the limit.
+  const test::CliOutcome o =
+      run_shell("{ ulimit -n 8; " + ab_line("true {out}", "true {out}", dir.file("ab")) + "; }");
+  CAPTURE(o.output);
+  CHECK(o.exit_code == 1);
+  const std::vector<std::string> lines = lines_starting(o.output, "recompdiag: ");
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0] == "recompdiag: error: cannot create a pipe for the turns: Too many open files");
+}
