@@ -83,6 +83,7 @@ Monitor::Monitor(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
     probes_.push_back(probes::make_null_probe(sections::kCudaMemory, kDisabled));
   }
   events_.reserve(static_cast<size_t>(std::min<int64_t>(options_.max_queued_events, 256)));
+  if (options_.take_turns) turns_ = TurnChannel::from_environment();
   if (options_.nvtx) nvtx_push("recompdiag:run");
 }
 
@@ -150,8 +151,25 @@ void Monitor::note_event(EventKind kind, std::string reason, nlohmann::json deta
   emit(std::move(event));
 }
 
+void Monitor::take_turn() {
+  explicit_turns_ = true;
+  wait_for_turn();
+}
+
+void Monitor::wait_for_turn() {
+  if (!turns_ || turns_->wait_turn() != TurnWait::kTimedOut) return;
+  // The run file says that this run stopped taking turns, and from which step.
+  const EventRecord event = turns_->timeout_event(step_, phase_);
+  note_event(event.kind, event.reason, event.detail);
+}
+
 void Monitor::begin_step(int64_t step) {
   if (step >= 0) step_ = step;
+  if (turns_ && !explicit_turns_ && turns_->spec().every_steps > 0 &&
+      steps_begun_ % turns_->spec().every_steps == 0) {
+    wait_for_turn();  // before the probes start and before the step's clock
+  }
+  ++steps_begun_;
   if (!seen_step_) {  // the monitor's first step starts a fully observed stretch too
     seen_step_ = true;
     observe_all_until_ =

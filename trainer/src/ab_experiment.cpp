@@ -13,6 +13,7 @@
 #include <memory>
 #include <set>
 
+#include "detail/ab_sides.h"
 #include "detail/forward_signals.h"
 #include "detail/rank_processes.h"
 #include "recompdiag/core/compare.h"
@@ -154,12 +155,6 @@ void start_job(const RunSpec& run, int job, const std::string& store_file, TurnT
   }
 }
 
-/// The code of a pair: a crash on either side first, then A's failure, then B's.
-int pair_code(int a, int b) {
-  if (a == kExitInternal || b == kExitInternal) return kExitInternal;
-  return a != 0 ? a : b;
-}
-
 /// Runs `run`, a job, to its end; returns wait_for_ranks()'s code.
 int run_job(const RunSpec& run, bool quiet, detail::ForwardSignals& forward) {
   detail::LocalRendezvous rendezvous;
@@ -192,7 +187,7 @@ int run_interleaved_pair(const RunSpec& a, const RunSpec& b, bool b_first, bool 
     start_job(b, 1, rb.store_file(), &tb, {pb[1], pa[0]}, all, quiet, forward, ranks);
     for (int fd : all) ::close(fd);
     const std::vector<int> codes = detail::wait_for_ranks(ranks, 2, forward);
-    return pair_code(codes[0], codes[1]);
+    return detail::pair_code(codes[0], codes[1]);
   }
   pid_t ca = start_child(a, quiet, &ta, {pa[1], pb[0]}, forward);
   pid_t cb = start_child(b, quiet, &tb, {pb[1], pa[0]}, forward);
@@ -201,6 +196,10 @@ int run_interleaved_pair(const RunSpec& a, const RunSpec& b, bool b_first, bool 
   const int code_b = wait_child(cb, b.label, forward);
   return code_a != 0 ? code_a : code_b;
 }
+
+}  // namespace
+
+namespace detail {
 
 void check_side_name(const std::string& name) {
   if (name.empty()) throw InputError("an A/B side needs a name (it names the run files)");
@@ -212,7 +211,12 @@ void check_side_name(const std::string& name) {
   }
 }
 
-}  // namespace
+int pair_code(int a, int b) {
+  if (a == kExitInternal || b == kExitInternal) return kExitInternal;
+  return a != 0 ? a : b;
+}
+
+}  // namespace detail
 
 const char* to_string(AbSchedule schedule) {
   switch (schedule) {
@@ -229,8 +233,8 @@ const char* to_string(AbSchedule schedule) {
 void AbExperimentOptions::validate() const {
   a.config.validate();
   b.config.validate();
-  check_side_name(a.name);
-  check_side_name(b.name);
+  detail::check_side_name(a.name);
+  detail::check_side_name(b.name);
   if (a.name == b.name) {
     throw InputError("the two A/B sides are both named '" + a.name +
                      "'; their run files would collide");

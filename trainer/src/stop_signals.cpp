@@ -64,7 +64,7 @@ void on_forward_signal(int sig) {
   g_forward_signal.compare_exchange_strong(expected, sig);
   for (auto& child : g_children) {
     const pid_t pid = child.load();
-    if (pid > 0) ::kill(pid, sig);
+    if (pid != 0) ::kill(pid, sig);  // negative: a process group
   }
 }
 

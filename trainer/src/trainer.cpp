@@ -148,9 +148,12 @@ TwoPhaseTrainer::TwoPhaseTrainer(TrainConfig config) : impl_(std::make_unique<Im
     options.log_alerts = c.log_alerts;
     options.dispatcher_sample_every = c.dispatch_sample_every;
     options.comm = m.group != nullptr;
+    options.take_turns = !m.group || m.group->rank() == 0;  // a job takes its turns as one
     m.monitor = std::make_unique<probes::Monitor>(*m.model, *m.adam, options);
     m.monitor->set_requested_lr(c.phases.front().lr);
   }
+
+  m.take_turns_from_environment();
 
   m.header = trainer::detail::make_run_header(c, m.device.str(), torch::cuda::is_available(),
                                               m.monitor.get());
@@ -167,6 +170,26 @@ TwoPhaseTrainer::TwoPhaseTrainer(TrainConfig config) : impl_(std::make_unique<Im
         m.monitor->comm()->record_collective(cost.bytes, cost.wait_ms);
       }
     };
+  }
+}
+
+void TwoPhaseTrainer::Impl::take_turns_from_environment() {
+  const bool rank0 = !group || group->rank() == 0;
+  if (monitor && rank0) {
+    turns_at_epochs = monitor->takes_turns();
+    return;
+  }
+  std::unique_ptr<TurnChannel> channel = TurnChannel::from_environment();
+  turns_at_epochs = channel != nullptr;
+  // Another rank's copy of rank 0's channel closes here: rank 0 alone holds the job's turn.
+  if (rank0) turns = std::move(channel);
+}
+
+void TwoPhaseTrainer::Impl::take_turn(int64_t at_step, int phase) {
+  if (monitor && monitor->takes_turns()) {
+    monitor->take_turn();
+  } else if (turns && turns->wait_turn() == TurnWait::kTimedOut) {
+    emit(turns->timeout_event(at_step, phase));
   }
 }
 
@@ -197,13 +220,17 @@ TrainResult TwoPhaseTrainer::run() {
   int64_t global_step = 0;
   int64_t alerts = 0;
   Clock::duration barrier_wait{0};  // time spent at epoch barriers, not training
-  auto wait_turn = [&] {
-    if (!m.epoch_barrier) return;
+  auto wait_turn = [&](int phase_no) {
+    if (!m.epoch_barrier && !m.turns_at_epochs) return;
     const auto wait_start = Clock::now();
     // A data-parallel job takes its turn as one: every rank has finished the epoch before any
     // waits, and none starts the next before the turn has come (to rank 0, which holds it).
     if (m.group) m.group->barrier(global_step);
-    m.epoch_barrier();
+    if (m.epoch_barrier) {
+      m.epoch_barrier();
+    } else {
+      m.take_turn(global_step, phase_no);
+    }
     if (m.group) m.group->barrier(global_step);
     barrier_wait += Clock::now() - wait_start;
   };
@@ -221,7 +248,7 @@ TrainResult TwoPhaseTrainer::run() {
     for (size_t pi = 0; pi < c.phases.size() && !stopping(); ++pi) {
       const PhaseConfig& phase = c.phases[pi];
       const int phase_no = static_cast<int>(pi + 1);
-      wait_turn();  // a phase's setup (the switch: compile, rebuild) belongs to its first epoch
+      wait_turn(phase_no);  // a phase's setup (the switch: compile, rebuild) is its first epoch's
       m.emit({EventKind::kPhaseStart,
               global_step,
               phase_no,
@@ -248,7 +275,7 @@ TrainResult TwoPhaseTrainer::run() {
 
       for (int epoch = 0; epoch < phase.epochs && !stopping(); ++epoch) {
         if (epoch > 0) {
-          wait_turn();
+          wait_turn(phase_no);
           m.start_epoch(phase, global_step, phase_no, epoch);
         }
         double epoch_loss = 0, epoch_cat = 0, epoch_bin = 0, epoch_ms = 0;
@@ -333,6 +360,7 @@ std::vector<double> TwoPhaseTrainer::time_steps(int steps,
   std::unique_ptr<probes::Monitor> monitor;
   if (monitor_options) {
     probes::MonitorOptions options = *monitor_options;
+    options.take_turns = false;  // benchmark blocks take no turns with anyone
     options.expected_device = m.device.str();
     monitor = std::make_unique<probes::Monitor>(*m.model, *m.adam, options);
     monitor->set_requested_lr(current_lr(*m.adam));

@@ -10,6 +10,7 @@
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/reports/report_files.h"
+#include "recompdiag/trainer/ab_commands.h"
 #include "recompdiag/trainer/ab_experiment.h"
 
 namespace recompdiag::trainer::cli {
@@ -24,7 +25,60 @@ struct AbCommand {
   bool sequential = false;
   int repeats = 1;
   reports::MetricsOptions metrics;
+  // Two commands (two builds) instead of the built-in modes.
+  AbCommandsOptions commands;
+  double turn_timeout_s = static_cast<double>(kDefaultTurnTimeoutMs) / 1000.0;
 };
+
+/// Compares an experiment's runs and writes the reports, printing the summary; returns the exit
+/// code (the runs' when one failed: no verdict on failed runs).
+int report_runs(const AbExperimentResult& runs, const CompareOptions& options,
+                const std::string& out_dir, bool quiet) {
+  if (runs.exit_code != 0) return runs.exit_code;
+  // A job's rank files are one run (the slowest rank per step), with its rank table and
+  // stragglers; single runs stay as they are.
+  const std::vector<RunSet> a = group_rank_files(read_run_set(runs.a_paths));
+  const std::vector<RunSet> b = group_rank_files(read_run_set(runs.b_paths));
+  std::cout << reports::write_reports(compare_jobs(a, b, options), out_dir);
+  if (!quiet) std::cout << "\nreports: " << out_dir << "/report.{md,html,json}\n";
+  return 0;
+}
+
+/// The flags that a two-command `ab` reads; the others configure the built-in runs.
+bool applies_to_commands(const std::string& flag) {
+  for (const char* name :
+       {"--a-cmd", "--b-cmd", "--a-name", "--b-name", "--turn-timeout", "--turn-every", "--out-dir",
+        "--threshold", "--alpha", "--repeats", "--quiet", "--help"}) {
+    if (flag == name) return true;
+  }
+  return false;
+}
+
+/// `ab --a-cmd ... --b-cmd ...`: the commands' runs, then the same report as the built-in runs'.
+void run_commands(const AbCommand& s, CLI::App& cmd, CommandContext& ctx) {
+  for (const CLI::Option* option : cmd.get_options()) {
+    if (option->count() > 0 && !applies_to_commands(option->get_name())) {
+      throw InputError("ab --a-cmd/--b-cmd: " + option->get_name() +
+                       " configures the built-in runs; pass it in the commands instead");
+    }
+  }
+  if (cmd.count("--a-cmd") == 0 || cmd.count("--b-cmd") == 0) {
+    throw InputError("ab needs both --a-cmd and --b-cmd, or neither");
+  }
+  AbCommandsOptions experiment = s.commands;
+  experiment.out_dir = s.out_dir;
+  experiment.repeats = s.repeats;
+  if (!(s.turn_timeout_s > 0.0 && s.turn_timeout_s < 1e9)) {
+    throw InputError("--turn-timeout must be > 0 s, got " + std::to_string(s.turn_timeout_s));
+  }
+  experiment.turn_timeout_ms = static_cast<int64_t>(s.turn_timeout_s * 1000.0 + 0.5);
+  CompareOptions options;
+  options.threshold = s.threshold_pct / 100.0;
+  options.alpha = s.alpha;
+  options = experiment.compare_options(options);
+  options.validate();  // before anything trains
+  ctx.exit_code = report_runs(run_ab_commands(experiment), options, s.out_dir, s.flags.quiet);
+}
 
 }  // namespace
 
@@ -52,8 +106,38 @@ void add_ab_command(CLI::App& app, CommandContext& ctx) {
                   "(files DIR/recompile-1.jsonl, ...)")
       ->capture_default_str();
   add_metrics_flags(*cmd, state->metrics);
+  cmd->add_option(
+      "--a-cmd", state->commands.a.command,
+      "Side A (the baseline) as a shell command that trains once and writes its run "
+      "file to {out}, e.g. 'build-base/recompdiag train --quiet --out {out}'; with "
+      "--b-cmd the two commands take turns epoch by epoch (RECOMPDIAG_TURNS) instead of "
+      "the built-in modes, and the train flags do not apply");
+  cmd->add_option("--b-cmd", state->commands.b.command, "Side B as a shell command (see --a-cmd)");
+  cmd->add_option("--a-name", state->commands.a.name,
+                  "Side A's name with --a-cmd: its run files are DIR/NAME.jsonl")
+      ->capture_default_str();
+  cmd->add_option("--b-name", state->commands.b.name, "Side B's name with --b-cmd")
+      ->capture_default_str();
+  cmd->add_option("--turn-timeout", state->turn_timeout_s,
+                  "With --a-cmd/--b-cmd: seconds a side waits for its turn before it trains on "
+                  "without turns, and a side may leave its turn unread after the other ended "
+                  "before it is stopped")
+      ->capture_default_str();
+  cmd->add_option("--turn-every", state->commands.turn_every_steps,
+                  "With --a-cmd/--b-cmd: a turn every N steps for trainers that take none at "
+                  "their epoch boundaries (0: epoch boundaries only)")
+      ->capture_default_str();
   cmd->callback([state, cmd, &ctx] {
     AbCommand& s = *state;
+    if (cmd->count("--a-cmd") > 0 || cmd->count("--b-cmd") > 0) {
+      run_commands(s, *cmd, ctx);
+      return;
+    }
+    for (const char* flag : {"--a-name", "--b-name", "--turn-timeout", "--turn-every"}) {
+      if (cmd->count(flag) > 0) {
+        throw InputError(std::string("ab ") + flag + " applies to --a-cmd/--b-cmd runs");
+      }
+    }
     if (wants_fault_list(s.flags)) {
       print_fault_catalogue(std::cout);
       ctx.exit_code = 0;
@@ -110,18 +194,7 @@ void add_ab_command(CLI::App& app, CommandContext& ctx) {
     // What the sides differ in by design is listed, not warned about; turns assume no spread.
     options = experiment.compare_options(options);
     options.validate();  // before anything trains
-    const AbExperimentResult runs = run_ab_experiment(experiment);
-    if (runs.exit_code != 0) {
-      ctx.exit_code = runs.exit_code;
-      return;
-    }
-    // A job's rank files are one run (the slowest rank per step), with its rank table and
-    // stragglers; single runs stay as they are.
-    const std::vector<RunSet> a = group_rank_files(read_run_set(runs.a_paths));
-    const std::vector<RunSet> b = group_rank_files(read_run_set(runs.b_paths));
-    std::cout << reports::write_reports(compare_jobs(a, b, options), s.out_dir);
-    if (!s.flags.quiet) std::cout << "\nreports: " << s.out_dir << "/report.{md,html,json}\n";
-    ctx.exit_code = 0;
+    ctx.exit_code = report_runs(run_ab_experiment(experiment), options, s.out_dir, s.flags.quiet);
   });
 }
 

@@ -17,9 +17,10 @@ class ForwardSignals {
   ForwardSignals& operator=(const ForwardSignals&) = delete;
 
   /// Registers a started child (at most kMaxChildren at once); a signal already received is sent
-  /// to it at once.
+  /// to it at once. A negative id names a child's process group (-pid), for a command run through
+  /// a shell: the signal reaches the shell and what it started.
   void add(pid_t child);
-  /// Unregisters a child that was waited for.
+  /// Unregisters a child (or group, as registered) that was waited for.
   void remove(pid_t child);
   /// The first signal received, or 0.
   int signal() const;

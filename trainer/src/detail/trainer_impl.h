@@ -15,6 +15,7 @@
 #include "detail/fault_effects.h"
 #include "recompdiag/core/record.h"
 #include "recompdiag/core/record_sink.h"
+#include "recompdiag/core/turn_channel.h"
 #include "recompdiag/probes/monitor.h"
 #include "recompdiag/trainer/model.h"
 #include "recompdiag/trainer/progress.h"
@@ -69,7 +70,13 @@ struct TwoPhaseTrainer::Impl {
       for (RecordSink* s : *sinks) s->on_event(e);
     }
   } fan_out;
-  std::unique_ptr<probes::Monitor> monitor;       // null with --no-monitor
+  std::unique_ptr<probes::Monitor> monitor;  // null with --no-monitor
+  /// Turns with another run from RECOMPDIAG_TURNS (`ab --a-cmd/--b-cmd`), taken at every epoch
+  /// barrier when no epoch barrier is set: through the monitor when it runs, else through `turns`.
+  /// A data-parallel job takes them through rank 0; the other ranks only meet it in the barrier.
+  /// Decided once, at construction, so every rank of a job agrees for the whole run.
+  bool turns_at_epochs = false;
+  std::unique_ptr<TurnChannel> turns;             // --no-monitor on rank 0 only
   std::unique_ptr<detail::ExtraWork> extra_work;  // the extra-work fault; null when healthy
   // Faults (faults.h): what `leak` keeps alive, and `deopt`'s hold on the profiling count.
   std::vector<std::unique_ptr<CompiledStep>> leaked_steps;
@@ -86,6 +93,10 @@ struct TwoPhaseTrainer::Impl {
   /// Records an event: through the monitor when it runs (so its rules know compile reasons and
   /// phases), straight to the sinks when it does not.
   void emit(const EventRecord& e);
+  /// Picks up RECOMPDIAG_TURNS (after the monitor and the group exist): sets turns_at_epochs.
+  void take_turns_from_environment();
+  /// Rank 0's (or a single process's) turn at the epoch barrier; a timeout becomes an event.
+  void take_turn(int64_t at_step, int phase);
 
   // trainer.cpp
 

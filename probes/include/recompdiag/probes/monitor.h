@@ -30,6 +30,7 @@
 #include "recompdiag/core/health.h"
 #include "recompdiag/core/record.h"
 #include "recompdiag/core/record_sink.h"
+#include "recompdiag/core/turn_channel.h"
 #include "recompdiag/probes/cupti_probe.h"
 
 namespace torch::nn {
@@ -94,6 +95,11 @@ struct MonitorOptions {
   RecordSink* event_sink = nullptr;
   /// Capacity of the take_events() queue; events beyond it are dropped and counted.
   int64_t max_queued_events = 4096;
+  /// Takes turns with another run when the environment hands this process a turn channel
+  /// (RECOMPDIAG_TURNS, turn_channel.h; `recompdiag ab --a-cmd ... --b-cmd ...` sets it): at
+  /// take_turn(), or every N steps in begin_step when the channel says `every=N` and take_turn()
+  /// is never called. Off: the variable is not read.
+  bool take_turns = true;
 };
 
 /// Watches one training loop: its model, its optimizer and the steps it marks.
@@ -106,8 +112,9 @@ struct MonitorOptions {
 /// bounded: fixed tables, a fixed ring buffer of step times, a capped event queue.
 class Monitor {
  public:
-  /// Throws InputError when `options.expected_device` is not a device string. Probes that cannot
-  /// run (no GPU for CUPTI, ...) do not throw: see probe_availability().
+  /// Throws InputError when `options.expected_device` is not a device string, or when
+  /// RECOMPDIAG_TURNS is set but malformed (MonitorOptions::take_turns). Probes that cannot run
+  /// (no GPU for CUPTI, ...) do not throw: see probe_availability().
   Monitor(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
           MonitorOptions options = {});
   ~Monitor();
@@ -134,7 +141,19 @@ class Monitor {
   void note_event(EventKind kind, std::string reason,
                   nlohmann::json detail = nlohmann::json::object());
 
+  /// Waits for this run's turn when the Monitor holds a turn channel (MonitorOptions::take_turns);
+  /// returns at once when it holds none, when the peer is gone, or after a timeout. Call between
+  /// steps, outside your step timing: at your epoch boundaries (the first call before the first
+  /// epoch). A wait that times out ends turns for the run and is noted as an event
+  /// (TurnChannel::timeout_event()). Once called, begin_step no longer takes turns.
+  void take_turn();
+  /// Whether a turn channel is held and still takes turns.
+  bool takes_turns() const { return turns_ && turns_->taking_turns(); }
+
   /// Marks the start of a step. `step` is the global step; -1 continues from the previous one.
+  /// With a turn channel that says `every=N` and no take_turn() call so far, every Nth step
+  /// (from the first) waits for its turn first, before the step's clock starts: start your own
+  /// step clock after begin_step.
   void begin_step(int64_t step = -1);
   /// Marks the end of the step: sets record.step to the step begin_step marked (record.phase is
   /// the trainer's and is left alone), fills record.dispatch, jit, optimizer, placement, cupti
@@ -164,6 +183,7 @@ class Monitor {
 
  private:
   void emit(EventRecord event);
+  void wait_for_turn();
 
   MonitorOptions options_;
   // Every probe, one per section, disabled ones as null objects. end_step runs them in order (the
@@ -184,6 +204,9 @@ class Monitor {
   bool in_step_ = false;
   bool phase_range_open_ = false;
   std::chrono::steady_clock::time_point step_start_;
+  std::unique_ptr<TurnChannel> turns_;  // null without RECOMPDIAG_TURNS
+  bool explicit_turns_ = false;         // take_turn() was called: begin_step leaves turns alone
+  int64_t steps_begun_ = 0;             // begin_step calls, for `every=N` turns
 };
 
 /// Marks one step for its scope: begin_step on construction, end_step(record) on destruction. The

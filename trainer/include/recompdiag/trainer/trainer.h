@@ -49,7 +49,9 @@ class TwoPhaseTrainer {
   /// make two runs take turns epoch by epoch, so that a machine getting faster or slower affects
   /// both alike. In a data-parallel run set it on every rank or on none (a rank with nothing to
   /// wait for passes an empty function): the ranks meet in a Gloo barrier before and after it, so
-  /// the job takes its turn as one.
+  /// the job takes its turn as one. Without one, a turn channel that RECOMPDIAG_TURNS hands over
+  /// (`ab --a-cmd ... --b-cmd ...`, turn_channel.h) is waited on there instead: through the
+  /// Monitor, or with `monitor` off through the trainer itself; a job's rank 0 holds it.
   void set_epoch_barrier(std::function<void()> barrier);
 
   /// The header the run will write: mode, devices, versions, config, probe availability.

@@ -1,0 +1,122 @@
+// The Monitor's turns (MonitorOptions::take_turns): the channel RECOMPDIAG_TURNS hands over, taken
+// at take_turn() or every N steps in begin_step, outside the step's time; a timeout is noted once.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "recompdiag/core/error.h"
+#include "recompdiag/core/turn_channel.h"
+#include "recompdiag/probes/monitor.h"
+#include "torch_doctest.h"
+
+using namespace recompdiag;
+
+namespace {
+
+/// The pipes of one side and RECOMPDIAG_TURNS naming them, set for the scope.
+struct TurnsInEnvironment {
+  int mine[2] = {-1, -1};    // turns to the side
+  int theirs[2] = {-1, -1};  // turns from the side
+  explicit TurnsInEnvironment(const std::string& fields) {
+    REQUIRE(::pipe(mine) == 0);
+    REQUIRE(::pipe(theirs) == 0);
+    const std::string value = std::to_string(mine[0]) + "," + std::to_string(theirs[1]) +
+                              (fields.empty() ? "" : ",") + fields;
+    ::setenv(kTurnChannelVar, value.c_str(), 1);
+    ::fcntl(theirs[0], F_SETFL, O_NONBLOCK);
+  }
+  ~TurnsInEnvironment() {
+    ::unsetenv(kTurnChannelVar);
+    // mine[0] and theirs[1] are the monitor's once it takes them.
+    for (int fd : {mine[1], theirs[0]}) ::close(fd);
+  }
+  void give_turn() const {
+    const char byte = 1;
+    REQUIRE(::write(mine[1], &byte, 1) == 1);
+  }
+  int passed() const {
+    char buf[16];
+    const ssize_t n = ::read(theirs[0], buf, sizeof buf);
+    return n > 0 ? static_cast<int>(n) : 0;
+  }
+};
+
+probes::MonitorOptions light_options() {
+  probes::MonitorOptions options;
+  options.dispatcher = false;
+  options.cupti = false;
+  options.nvtx = false;
+  options.log_alerts = false;
+  return options;
+}
+
+bool has_timeout_note(const std::vector<EventRecord>& events) {
+  for (const EventRecord& e : events) {
+    if (e.kind == EventKind::kNote && e.detail.value("turns", "") == "timed_out") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("monitor turns: take_turn waits for the peer; a silent peer is noted once") {
+  torch::nn::Linear model(4, 2);
+  torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
+  TurnsInEnvironment turns("timeout_ms=300");
+  probes::Monitor monitor(*model, adam, light_options());
+  REQUIRE(monitor.takes_turns());
+  turns.give_turn();
+  monitor.take_turn();  // the first turn: nothing passed
+  CHECK(turns.passed() == 0);
+  StepRecord rec;
+  monitor.begin_step(0);
+  monitor.end_step(rec);
+  monitor.take_turn();  // passes, then nothing comes back: times out
+  CHECK(turns.passed() == 1);
+  CHECK_FALSE(monitor.takes_turns());
+  monitor.take_turn();  // returns at once from now on
+  const std::vector<EventRecord> events = monitor.take_events();
+  CHECK(has_timeout_note(events));
+  int notes = 0;
+  for (const EventRecord& e : events) notes += e.kind == EventKind::kNote ? 1 : 0;
+  CHECK(notes == 1);
+}
+
+TEST_CASE("monitor turns: every=N takes a turn in begin_step, outside the step's time") {
+  torch::nn::Linear model(4, 2);
+  torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
+  TurnsInEnvironment turns("every=2,timeout_ms=400");
+  probes::Monitor monitor(*model, adam, light_options());
+  turns.give_turn();
+  std::vector<double> wall_ms;
+  for (int64_t step = 0; step < 4; ++step) {
+    StepRecord rec;
+    monitor.begin_step(step);  // steps 0 and 2 wait; step 2 times out after 400 ms
+    monitor.end_step(rec);
+    wall_ms.push_back(rec.wall_ms);
+  }
+  CHECK(turns.passed() == 1);  // at step 2
+  CHECK(has_timeout_note(monitor.take_events()));
+  for (double ms : wall_ms) CHECK(ms < 300.0);  // the 400 ms wait is in no step
+}
+
+TEST_CASE("monitor turns: take_turns off leaves the channel alone; a bad value is bad input") {
+  torch::nn::Linear model(4, 2);
+  torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
+  {
+    TurnsInEnvironment turns("");
+    probes::MonitorOptions options = light_options();
+    options.take_turns = false;
+    probes::Monitor monitor(*model, adam, options);
+    CHECK_FALSE(monitor.takes_turns());
+    CHECK((::fcntl(turns.mine[0], F_GETFD) & FD_CLOEXEC) == 0);  // not taken
+    ::close(turns.mine[0]);
+    ::close(turns.theirs[1]);
+  }
+  ::setenv(kTurnChannelVar, "7", 1);
+  CHECK_THROWS_AS(probes::Monitor(*model, adam, light_options()), InputError);
+  ::unsetenv(kTurnChannelVar);
+}
