@@ -22,7 +22,7 @@ namespace recompdiag::test {
 /// cupti off with a reason.
 inline RunHeader synthetic_header(const std::string& mode, const std::string& start_time) {
   RunHeader h;
-  h.tool_version = "0.1.0";
+  h.tool_version = "0.2.0";
   h.mode = mode;
   h.optimizer_handoff = mode == "mutable" ? "none" : "fresh";
   h.device_requested = "cuda";

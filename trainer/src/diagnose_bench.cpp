@@ -174,6 +174,12 @@ DiagnoseBenchResult run_diagnose_bench(const DiagnoseBenchOptions& o) {
       const Signal cause = phase_verdict_cause(a, b);
       if (!fired.count(want.rule)) score.alert_in_every_pair = false;
       if (cause.kind != want.cause) score.cause_in_every_pair = false;
+      // The pair alone, as `recompdiag ab --fault` would judge it.
+      if (compare_runs(a_runs.back(), b_runs.back(), ab.compare_options(o.compare)).verdict ==
+          Verdict::kRegression) {
+        ++score.pair_time_regressions;
+        score.pair_time_regressions_named += cause.kind == want.cause;
+      }
       if (i == 0) {
         score.alerts = fired;
         score.top_cause = cause.text;
@@ -276,6 +282,8 @@ nlohmann::ordered_json diagnose_bench_json(const DiagnoseBenchResult& r) {
                       {"pairs", f.pairs},
                       {"time_ratio", f.time_ratio},
                       {"time_verdict", to_string(f.time_verdict)},
+                      {"pair_time_regressions", f.pair_time_regressions},
+                      {"pair_time_regressions_named", f.pair_time_regressions_named},
                       {"time_summary", f.time_summary},
                       {"convergence",
                        {{"verdict", to_string(c.verdict)},

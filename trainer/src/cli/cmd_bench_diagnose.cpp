@@ -52,6 +52,9 @@ void print_table(const DiagnoseBenchResult& r, int seeds, int quality_seeds) {
                 f.top_cause.empty() ? "(none)" : f.top_cause.c_str(), alerts_text(f).c_str());
     if (!f.correct) std::printf("%-16s why: %s\n", "", f.why.c_str());
     std::printf("%-16s time: %s\n", "", f.time_summary.c_str());
+    std::printf("%-16s each pair alone: %d of %d a time regression, %d of them naming %s first\n",
+                "", f.pair_time_regressions, f.pairs, f.pair_time_regressions_named,
+                f.expected_cause.c_str());
     std::printf("%-16s %s\n", "", f.convergence.summary.c_str());
   }
   std::printf("correct: %d of %zu\n", correct, r.faults.size());

@@ -66,7 +66,11 @@ struct FaultScore {
   int pairs = 0;            ///< Seeded pairs run.
   double time_ratio = 1.0;  ///< Median over pairs of B's total step time over A's.
   Verdict time_verdict = Verdict::kNoChange;  ///< compare's verdict, all pairs as run sets.
-  std::string time_summary;                   ///< Its verdict line.
+  /// Each pair compared alone, as one `ab` run does: time regressions, and those whose phase
+  /// verdict names the expected cause first.
+  int pair_time_regressions = 0;
+  int pair_time_regressions_named = 0;
+  std::string time_summary;  ///< Its verdict line.
   ConvergenceComparison convergence;
   std::string why;  ///< What made it incorrect; empty when correct.
 };
