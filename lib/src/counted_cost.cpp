@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "detail/compare_parts.h"
 
@@ -59,10 +60,12 @@ double compile_ms(const EventRecord& e) {
 
 // One run's phase: which costed counts each step carries.
 struct PhaseMasks {
-  std::vector<size_t> index;  // the phase's step indices, in order
-  std::vector<uint8_t> mask;  // per phase step: bit c set when it carries kCosted[c]
-  int64_t steady_begin = 0;   // first steady position in `index`
-  double compile_ms = 0.0;    // compile events of the phase (between steps)
+  std::vector<size_t> index;       // the phase's step indices, in order
+  std::vector<uint8_t> mask;       // per phase step: bit c set when it carries kCosted[c]
+  std::vector<int64_t> epoch;      // per phase step: its epoch
+  std::vector<double> compile_at;  // per phase step: compile time of the events before it
+  int64_t steady_begin = 0;        // first steady position in `index`
+  double compile_ms = 0.0;         // compile events of the phase (between steps)
 };
 
 PhaseMasks phase_masks(const ColumnarRun& run, const PhaseAnalysis& pa) {
@@ -73,6 +76,8 @@ PhaseMasks phase_masks(const ColumnarRun& run, const PhaseAnalysis& pa) {
     if (phases(i) == pa.phase) m.index.push_back(i);
   }
   m.mask.assign(m.index.size(), 0);
+  m.compile_at.assign(m.index.size(), 0.0);
+  for (size_t i : m.index) m.epoch.push_back(steps.epoch(i));
   m.steady_begin = std::min<int64_t>(pa.warmup_steps, static_cast<int64_t>(m.index.size()));
   // Contiguous stretches of the phase's indices, each read as runs of steps.
   for (size_t k = 0; k < m.index.size();) {
@@ -102,7 +107,9 @@ PhaseMasks phase_masks(const ColumnarRun& run, const PhaseAnalysis& pa) {
     const auto it = std::lower_bound(m.index.begin(), m.index.end(), e.step,
                                      [&](size_t i, int64_t s) { return steps.step(i) < s; });
     if (it != m.index.end() && steps.step(*it) == e.step) {
-      m.mask[static_cast<size_t>(it - m.index.begin())] |= 1u;  // kCosted[0]: compiles
+      const auto k = static_cast<size_t>(it - m.index.begin());
+      m.mask[k] |= 1u;  // kCosted[0]: compiles
+      m.compile_at[k] += compile_ms(e);
     }
   }
   return m;
@@ -175,6 +182,54 @@ SideCost side_cost(const std::vector<RunCost>& runs) {
     s.var_mean_ms2 = std::max(s.var_mean_ms2, stats::mean_variance(costs).variance / n);
   }
   return s;
+}
+
+// B's cost minus A's, epoch by epoch, for one pair that took turns: epoch k of each ran back to
+// back, so the drift both saw cancels in each epoch's difference, and the spread of those
+// differences over the epochs that carry events is the noise, measured. nullopt when the phases'
+// epochs differ or fewer than three epochs carry events (then the noise model stands).
+struct PairedCost {
+  double difference_ms = 0.0;
+  double se_ms = 0.0;
+  double df = 0.0;
+};
+
+std::optional<PairedCost> epoch_paired_cost(const SideRuns& a, const SideRuns& b,
+                                            const PhaseMasks& ma, const PhaseMasks& mb,
+                                            const std::vector<char>& at, uint8_t costed) {
+  if (ma.index.size() != mb.index.size() || ma.epoch != mb.epoch) return std::nullopt;
+  const double median_a = a.analyses[0].phases[a.phase_index[0]].steady.median_ms;
+  const double median_b = b.analyses[0].phases[b.phase_index[0]].steady.median_ms;
+  const bool compiles = costed & 1u;
+  std::vector<std::pair<int64_t, double>> by_epoch;  // (epoch, B - A), in order
+  for (size_t k = 0; k < ma.index.size(); ++k) {
+    double d = 0.0;
+    bool carries = false;
+    if (k < at.size() && at[k]) {
+      d += (b.files[0]->steps.wall_ms(mb.index[k]) - median_b) -
+           (a.files[0]->steps.wall_ms(ma.index[k]) - median_a);
+      carries = true;
+    }
+    if (compiles && (ma.compile_at[k] > 0.0 || mb.compile_at[k] > 0.0)) {
+      d += mb.compile_at[k] - ma.compile_at[k];
+      carries = true;
+    }
+    if (!carries) continue;
+    if (by_epoch.empty() || by_epoch.back().first != ma.epoch[k])
+      by_epoch.push_back({ma.epoch[k], 0.0});
+    by_epoch.back().second += d;
+  }
+  if (by_epoch.size() < 3) return std::nullopt;
+  std::vector<double> d;
+  PairedCost out;
+  for (const auto& [epoch, diff] : by_epoch) {
+    d.push_back(diff);
+    out.difference_ms += diff;
+  }
+  const auto n = static_cast<double>(d.size());
+  out.se_ms = std::sqrt(n * stats::mean_variance(d).variance);  // of the sum of n differences
+  out.df = n - 1.0;
+  return out;
 }
 
 std::string join_and(const std::vector<std::string>& parts) {
@@ -257,6 +312,9 @@ std::optional<CountedCost> counted_cost(int phase, const SideRuns& a, const Side
       for (size_t k = 0; k < m.mask.size(); ++k) at[k] |= (m.mask[k] & costed) != 0;
     }
   }
+  // A step between two that carry events belongs to them (a compile's profiling runs and plan
+  // builds land on every other step; the one between pays too), as slow stretches join steps.
+  for (size_t k = 1; k + 1 < at.size(); ++k) at[k] |= at[k - 1] && at[k + 1];
   std::vector<RunCost> runs[2];
   double event_steps[2] = {0.0, 0.0};
   for (int s = 0; s < 2; ++s) {
