@@ -5,23 +5,41 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <utility>
 
 namespace recompdiag::trainer::detail {
 
 namespace {
 
-constexpr int64_t kSkipSteps = 5;          // compile and profiling runs: not the healthy step
-constexpr int64_t kCalibrationSteps = 10;  // timed to find the healthy step's median
-constexpr int64_t kCheckSteps = 10;        // with the work, timed to correct the unit count
-constexpr size_t kSize = 48;               // matrices are kSize x kSize doubles
+constexpr int64_t kSkipSteps = 3;     // the compile and its profiling runs: far from a step's time
+constexpr int64_t kCorrectEvery = 5;  // steps with the work between corrections of the count
+constexpr size_t kShareWindow = 30;   // unit shares a correction takes the median of
+constexpr size_t kSize = 48;          // matrices are kSize x kSize doubles
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+}  // namespace
 
 double median_of(std::vector<double> v) {
+  if (v.empty()) return 0.0;
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-}  // namespace
+int64_t extra_work_units(double percent, double unit_share) {
+  const double units = percent / 100.0 / std::max(unit_share, 1e-9);
+  return std::max<int64_t>(1, std::llround(std::min(units, 1e9)));
+}
+
+int64_t corrected_extra_work_units(int64_t current, double percent, double unit_share) {
+  const int64_t now = std::max<int64_t>(1, current);
+  return std::clamp(extra_work_units(percent, unit_share), std::max<int64_t>(1, now / 2), now * 2);
+}
 
 ExtraWork::ExtraWork(double percent)
     : percent_(percent), x_(kSize * kSize), w_(kSize * kSize), tmp_(kSize * kSize) {
@@ -32,6 +50,7 @@ ExtraWork::ExtraWork(double percent)
       w_[i * kSize + j] = (1.0 + static_cast<double>((i * 7 + j * 13) % 5)) / (3.0 * kSize);
     }
   }
+  unit_share_.reserve(kShareWindow);
 }
 
 ExtraWork::~ExtraWork() = default;
@@ -57,47 +76,41 @@ void ExtraWork::run_units(int64_t n) {
   (void)sink;
 }
 
-void ExtraWork::calibrate() {
-  run_units(3);  // first-touch costs out of the timing
+double ExtraWork::unit_ms_in_loop() {
+  // Short, as it runs inside a step's timing: the corrections do the precise part.
+  run_units(2);  // first-touch costs out of the timing
   std::vector<double> unit_ms;
-  for (int r = 0; r < 15; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    run_units(8);
-    const auto t1 = std::chrono::steady_clock::now();
-    unit_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count() / 8.0);
+  for (int r = 0; r < 7; ++r) {
+    const auto t0 = Clock::now();
+    run_units(4);
+    unit_ms.push_back(ms_since(t0) / 4.0);
   }
-  const double unit = std::max(median_of(unit_ms), 1e-6);
-  const double target_ms = percent_ / 100.0 * median_of(healthy_ms_);
-  units_ = std::max<int64_t>(1, std::llround(target_ms / unit));
+  return median_of(std::move(unit_ms));
 }
 
 void ExtraWork::after_step(double step_ms) {
   const int64_t step = steps_seen_++;
   if (step < kSkipSteps) return;
-  if (step < kSkipSteps + kCalibrationSteps) {
-    healthy_ms_.push_back(step_ms);
-    if (step + 1 == kSkipSteps + kCalibrationSteps) calibrate();
-    return;
+  if (step == kSkipSteps) {
+    // A first guess from this step's own training: the corrections measure the unit's cost as it
+    // runs inside the steps. No healthy steps are set aside: in a short phase, steps without the
+    // work would count in the steady state and hide part of the cost.
+    units_ = extra_work_units(percent_, unit_ms_in_loop() / std::max(step_ms, 1e-6));
   }
-  if (step >= kSkipSteps + kCalibrationSteps + kCheckSteps) {
-    run_units(units_);
-    return;
-  }
-  // The work's cost inside a run can differ from its cost in a tight loop: caches, and above all
-  // the intra-op threads, which go to sleep while the work runs and must be woken by the next
-  // step's parallel ops. So the count is corrected once against what the steps with the work
-  // really take: this step's training time (slowed by the previous step's work) plus the work.
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = Clock::now();
   run_units(units_);
-  const auto t1 = std::chrono::steady_clock::now();
-  in_step_ms_.push_back(step_ms + std::chrono::duration<double, std::milli>(t1 - t0).count());
-  if (step + 1 == kSkipSteps + kCalibrationSteps + kCheckSteps) {
-    const double healthy = median_of(healthy_ms_);
-    const double target_ms = percent_ / 100.0 * healthy;
-    const double actual_ms = median_of(in_step_ms_) - healthy;
-    // A noisy machine can hide or inflate the cost; never scale by more than 4x either way.
-    const double scale = std::clamp(target_ms / std::max(actual_ms, 1e-9), 0.25, 4.0);
-    units_ = std::max<int64_t>(1, std::llround(static_cast<double>(units_) * scale));
+  // The share is taken within the step: its training and its work ran under the same load. The
+  // training time already holds what the previous step's work cost it (waking the intra-op
+  // threads): measured here at 0 +- 2% of the step, too small to correct for.
+  const double share = ms_since(t0) / static_cast<double>(units_) / std::max(step_ms, 1e-6);
+  if (unit_share_.size() < kShareWindow) {
+    unit_share_.push_back(share);
+  } else {
+    unit_share_[next_share_] = share;
+  }
+  next_share_ = (next_share_ + 1) % kShareWindow;
+  if ((step + 1 - kSkipSteps) % kCorrectEvery == 0) {
+    units_ = corrected_extra_work_units(units_, percent_, median_of(unit_share_));
   }
 }
 
