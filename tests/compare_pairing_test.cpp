@@ -305,3 +305,29 @@ TEST_CASE("counted cost: a slow step both runs have, with the event on one side 
   CHECK(std::abs(c.counted_costs[0].difference_s) < 0.005);
   CHECK(c.counted_costs[0].verdict == Verdict::kNoChange);
 }
+
+TEST_CASE("counted cost of a pair that took turns: drift both saw cancels epoch by epoch") {
+  // Epochs swing 25% with the machine; B compiles before each of its 10 phase-2 epochs (A once),
+  // each compile costing 10 ms on the step it precedes: 9 x 10 ms = 0.09 s, 18% of A's phase 2.
+  std::mt19937_64 rng(31);
+  const std::vector<double> drift = make_drift(20, 0.25, rng);
+  RunFile a = make_run("a.jsonl", {{10}, {10}}, drift, 1.0, 0.02, rng);
+  RunFile b = make_run("b.jsonl", {{10}, {10}}, drift, 1.0, 0.02, rng);
+  for (RunFile* r : {&a, &b}) plant_compile(*r, 10, 10.0);
+  for (int e = 11; e < 20; ++e) plant_compile(b, e, 10.0);
+  CompareOptions turns;
+  turns.turns = true;
+  const Comparison paired = compare_runs(a, b, turns);
+  CompareOptions independent;  // the same runs judged as if they had not taken turns
+  independent.run_noise = 0.02;
+  const Comparison unpaired = compare_runs(a, b, independent);
+  REQUIRE(paired.counted_costs.size() == 1);
+  REQUIRE(unpaired.counted_costs.size() == 1);
+  const CountedCost& p = paired.counted_costs[0];
+  const CountedCost& u = unpaired.counted_costs[0];
+  CHECK(p.difference_s == doctest::Approx(0.09).epsilon(0.15));
+  CHECK(p.low_s > 0.0);
+  CHECK(p.verdict == Verdict::kRegression);
+  // The per-epoch differences leave the drift out; the noise model of independent runs cannot.
+  CHECK((p.high_s - p.low_s) < 0.5 * (u.high_s - u.low_s));
+}

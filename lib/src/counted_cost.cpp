@@ -184,51 +184,62 @@ SideCost side_cost(const std::vector<RunCost>& runs) {
   return s;
 }
 
-// B's cost minus A's, epoch by epoch, for one pair that took turns: epoch k of each ran back to
-// back, so the drift both saw cancels in each epoch's difference, and the spread of those
-// differences over the epochs that carry events is the noise, measured. nullopt when the phases'
-// epochs differ or fewer than three epochs carry events (then the noise model stands).
+// B's cost minus A's for one pair that took turns: step k of the phase in A and in B ran in the
+// same epoch, back to back, so the drift both saw cancels in their difference. The noise of a
+// costed step's difference is that of the steps that carry no events, paired the same way (their
+// robust spread, scaled to the step's size), which leaves the drift out where the noise model of
+// independent runs cannot. nullopt when the phases' steps or epochs differ, or fewer than three
+// steady steps carry no event (then that model stands).
 struct PairedCost {
   double difference_ms = 0.0;
   double se_ms = 0.0;
   double df = 0.0;
 };
 
-std::optional<PairedCost> epoch_paired_cost(const SideRuns& a, const SideRuns& b,
-                                            const PhaseMasks& ma, const PhaseMasks& mb,
-                                            const std::vector<char>& at, uint8_t costed) {
+std::optional<PairedCost> paired_cost(const SideRuns& a, const SideRuns& b, const PhaseMasks& ma,
+                                      const PhaseMasks& mb, const std::vector<char>& at,
+                                      uint8_t costed) {
   if (ma.index.size() != mb.index.size() || ma.epoch != mb.epoch) return std::nullopt;
   const double median_a = a.analyses[0].phases[a.phase_index[0]].steady.median_ms;
   const double median_b = b.analyses[0].phases[b.phase_index[0]].steady.median_ms;
-  const bool compiles = costed & 1u;
-  std::vector<std::pair<int64_t, double>> by_epoch;  // (epoch, B - A), in order
-  for (size_t k = 0; k < ma.index.size(); ++k) {
-    double d = 0.0;
-    bool carries = false;
-    if (k < at.size() && at[k]) {
-      d += (b.files[0]->steps.wall_ms(mb.index[k]) - median_b) -
+  auto excess = [&](size_t k) {
+    return (b.files[0]->steps.wall_ms(mb.index[k]) - median_b) -
            (a.files[0]->steps.wall_ms(ma.index[k]) - median_a);
-      carries = true;
-    }
-    if (compiles && (ma.compile_at[k] > 0.0 || mb.compile_at[k] > 0.0)) {
-      d += mb.compile_at[k] - ma.compile_at[k];
-      carries = true;
-    }
-    if (!carries) continue;
-    if (by_epoch.empty() || by_epoch.back().first != ma.epoch[k])
-      by_epoch.push_back({ma.epoch[k], 0.0});
-    by_epoch.back().second += d;
-  }
-  if (by_epoch.size() < 3) return std::nullopt;
-  std::vector<double> d;
+  };
+  std::vector<double> quiet;  // paired differences of steady steps that carry no event
   PairedCost out;
-  for (const auto& [epoch, diff] : by_epoch) {
-    d.push_back(diff);
-    out.difference_ms += diff;
+  double var_ms2 = 0.0;
+  int64_t costed_steps = 0;
+  const auto steady_begin = static_cast<size_t>(std::max(ma.steady_begin, mb.steady_begin));
+  for (size_t k = 0; k < ma.index.size(); ++k) {
+    const bool carries = k < at.size() && at[k];
+    if (carries) {
+      out.difference_ms += excess(k);
+      ++costed_steps;
+    } else if (k >= steady_begin) {
+      quiet.push_back(excess(k));
+    }
+    if ((costed & 1u) != 0) out.difference_ms += mb.compile_at[k] - ma.compile_at[k];
   }
-  const auto n = static_cast<double>(d.size());
-  out.se_ms = std::sqrt(n * stats::mean_variance(d).variance);  // of the sum of n differences
-  out.df = n - 1.0;
+  if (quiet.size() < 3) return std::nullopt;
+  const double sigma = 1.4826 * stats::mad(quiet);
+  for (size_t k = 0; k < ma.index.size() && k < at.size(); ++k) {
+    if (!at[k]) continue;
+    const double t =
+        std::max(b.files[0]->steps.wall_ms(mb.index[k]), a.files[0]->steps.wall_ms(ma.index[k]));
+    const double scale = median_a > 0.0 ? std::max(1.0, t / median_a) : 1.0;
+    var_ms2 += scale * scale * sigma * sigma;
+  }
+  // The medians subtracted: their difference's error, once per costed step.
+  var_ms2 += static_cast<double>(costed_steps * costed_steps) * kHalfPi * sigma * sigma /
+             static_cast<double>(quiet.size());
+  if ((costed & 1u) != 0) {
+    // Compile time is as noisy, relatively, as a paired step.
+    const double rel = median_a > 0.0 ? sigma / median_a : 0.0;
+    var_ms2 += (mb.compile_ms * mb.compile_ms + ma.compile_ms * ma.compile_ms) * rel * rel;
+  }
+  out.se_ms = std::sqrt(var_ms2);
+  out.df = static_cast<double>(quiet.size()) - 1.0;
   return out;
 }
 
@@ -336,14 +347,23 @@ std::optional<CountedCost> counted_cost(int phase, const SideRuns& a, const Side
   out.compile_s_b = cb.mean.compile_ms / 1000.0;
   out.phase_s_a = ca.mean.phase_ms / 1000.0;
   out.difference_s = out.cost_s_b - out.cost_s_a;
-  const double se_s = std::sqrt(ca.var_mean_ms2 + cb.var_mean_ms2) / 1000.0;
+  double se_s = std::sqrt(ca.var_mean_ms2 + cb.var_mean_ms2) / 1000.0;
+  double df = std::numeric_limits<double>::infinity();
+  if (o.turns && a.files.size() == 1 && b.files.size() == 1) {
+    if (const auto paired = paired_cost(a, b, masks[0][0], masks[1][0], at, costed)) {
+      out.difference_s = paired->difference_ms / 1000.0;
+      se_s = paired->se_ms / 1000.0;
+      df = paired->df;
+    }
+  }
   out.confidence = o.bootstrap.confidence;
-  const double z = stats::normal_quantile(0.5 + o.bootstrap.confidence / 2.0);
-  out.low_s = out.difference_s - z * se_s;
-  out.high_s = out.difference_s + z * se_s;
-  out.p = se_s > 0.0
-              ? std::min(1.0, 2.0 * stats::normal_upper_tail(std::abs(out.difference_s) / se_s))
-              : (out.difference_s != 0.0 ? 0.0 : 1.0);
+  const double q = stats::student_t_quantile(0.5 + o.bootstrap.confidence / 2.0, df);
+  out.low_s = out.difference_s - q * se_s;
+  out.high_s = out.difference_s + q * se_s;
+  out.p =
+      se_s > 0.0
+          ? std::min(1.0, 2.0 * stats::student_t_upper_tail(std::abs(out.difference_s) / se_s, df))
+          : (out.difference_s != 0.0 ? 0.0 : 1.0);
   out.share = out.phase_s_a > 0.0 ? out.difference_s / out.phase_s_a : 0.0;
   const bool significant = out.p < o.alpha;
   if (significant && out.share > o.threshold) out.verdict = Verdict::kRegression;

@@ -209,7 +209,7 @@ void HtmlRenderer::render(const Comparison& c, std::ostream& out) const {
           << detail::seconds(cost.cost_s_b) << " ("
           << detail::printf_string("%.0f", cost.event_steps_b) << ")</td><td><b>"
           << detail::printf_string("%+.3g", cost.difference_s) << "</b></td><td>"
-          << detail::printf_string("%+.3g", cost.low_s) << "&ndash;"
+          << detail::printf_string("%+.3g", cost.low_s) << " to "
           << detail::printf_string("%+.3g", cost.high_s) << "</td><td>"
           << detail::printf_string("%+.1f%%", cost.share * 100.0) << "</td><td>"
           << detail::p_value(cost.p) << "</td><td class=\"l v-" << to_string(cost.verdict) << "\">"
