@@ -212,7 +212,11 @@ TEST_CASE("bench noise: measures healthy runs into a profile that compare reads"
                             dir.file("runs/noise-2.jsonl") + " --noise-profile " + profile);
   CHECK(c.exit_code == 0);
   CHECK(contains(c.output, "run-to-run spread from noise profile " + profile + ": 3 runs"));
-  // Bad input: one line, exit 2.
+  // Bad input: one line, exit 2 (ab reads the profile before anything trains).
+  CHECK(recompdiag_cli("ab --sequential --quiet --noise-profile " + dir.file("missing.json") +
+                       " --out-dir " + dir.file("ab"))
+            .exit_code == 2);
+  CHECK_FALSE(std::filesystem::exists(dir.file("ab")));
   CHECK(recompdiag_cli("bench noise --runs 2 --quiet").exit_code == 2);
   CHECK(recompdiag_cli("bench noise --fault host-sync --quiet").exit_code == 2);
   CHECK(recompdiag_cli("bench noise --from " + dir.file("runs/noise-1.jsonl") + " --out " +

@@ -8,6 +8,7 @@
 #include "cli/run_set.h"
 #include "cli/train_flags.h"
 #include "recompdiag/core/error.h"
+#include "recompdiag/core/noise_profile.h"
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/reports/report_files.h"
 #include "recompdiag/trainer/ab_commands.h"
@@ -22,6 +23,7 @@ struct AbCommand {
   std::string out_dir = "recompdiag-ab";
   double threshold_pct = 5.0;
   double alpha = 0.05;
+  std::string noise_profile;
   bool sequential = false;
   int repeats = 1;
   reports::MetricsOptions metrics;
@@ -48,10 +50,21 @@ int report_runs(const AbExperimentResult& runs, const CompareOptions& options,
 bool applies_to_commands(const std::string& flag) {
   for (const char* name :
        {"--a-cmd", "--b-cmd", "--a-name", "--b-name", "--turn-timeout", "--turn-every", "--out-dir",
-        "--threshold", "--alpha", "--repeats", "--quiet", "--help"}) {
+        "--threshold", "--alpha", "--noise-profile", "--repeats", "--quiet", "--help"}) {
     if (flag == name) return true;
   }
   return false;
+}
+
+/// The comparison's settings from the flags, before the experiment fits them to its runs.
+CompareOptions base_options(const AbCommand& s) {
+  CompareOptions options;
+  options.threshold = s.threshold_pct / 100.0;
+  options.alpha = s.alpha;
+  if (!s.noise_profile.empty()) {
+    apply_noise_profile(read_noise_profile(s.noise_profile), s.noise_profile, options);
+  }
+  return options;
 }
 
 /// `ab --a-cmd ... --b-cmd ...`: the commands' runs, then the same report as the built-in runs'.
@@ -72,10 +85,7 @@ void run_commands(const AbCommand& s, CLI::App& cmd, CommandContext& ctx) {
     throw InputError("--turn-timeout must be > 0 s, got " + std::to_string(s.turn_timeout_s));
   }
   experiment.turn_timeout_ms = static_cast<int64_t>(s.turn_timeout_s * 1000.0 + 0.5);
-  CompareOptions options;
-  options.threshold = s.threshold_pct / 100.0;
-  options.alpha = s.alpha;
-  options = experiment.compare_options(options);
+  CompareOptions options = experiment.compare_options(base_options(s));
   options.validate();  // before anything trains
   ctx.exit_code = report_runs(run_ab_commands(experiment), options, s.out_dir, s.flags.quiet);
 }
@@ -96,8 +106,12 @@ void add_ab_command(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--threshold", state->threshold_pct, "Noise threshold in percent for the verdict")
       ->capture_default_str();
-  cmd->add_option("--alpha", state->alpha, "Significance level of the Mann-Whitney U test")
+  cmd->add_option("--alpha", state->alpha,
+                  "Family-wise significance level of the phase tests (Holm over the phases)")
       ->capture_default_str();
+  cmd->add_option("--noise-profile", state->noise_profile,
+                  "This machine's run-to-run spread (`recompdiag bench noise`): what one pair "
+                  "that does not take turns (--sequential) needs for a time verdict");
   cmd->add_flag("--sequential", state->sequential,
                 "Train the modes one after the other instead of taking turns epoch by epoch (turns "
                 "make a machine that speeds up or slows down affect both runs alike)");
@@ -188,11 +202,8 @@ void add_ab_command(CLI::App& app, CommandContext& ctx) {
     experiment.quiet = s.flags.quiet;
     experiment.repeats = s.repeats;
     experiment.metrics = s.metrics;
-    CompareOptions options;
-    options.threshold = s.threshold_pct / 100.0;
-    options.alpha = s.alpha;
-    // What the sides differ in by design is listed, not warned about; turns assume no spread.
-    options = experiment.compare_options(options);
+    // What the sides differ in by design is listed, not warned about; turns pair the epochs.
+    CompareOptions options = experiment.compare_options(base_options(s));
     options.validate();  // before anything trains
     ctx.exit_code = report_runs(run_ab_experiment(experiment), options, s.out_dir, s.flags.quiet);
   });
