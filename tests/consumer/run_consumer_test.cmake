@@ -58,6 +58,10 @@ run("configure" ${CMAKE_COMMAND} -S "${SOURCE_DIR}" -B "${WORK_DIR}/build" -G "$
     -DCMAKE_BUILD_TYPE=Release "-DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix" ${torch_arg})
 run("build" ${CMAKE_COMMAND} --build "${WORK_DIR}/build" --parallel 2)
 check_reports_consumer("${WORK_DIR}/build")
+# The 0.1.0 names still compile (deprecated) and work.
+run("consumer_api_0_1" "${WORK_DIR}/build/consumer_api_0_1")
+string(JSON api_step GET "${last_output}" step)
+expect("the 0.1.0 API's monitor recorded its step" "${api_step}" "0")
 run("consumer" "${WORK_DIR}/build/consumer")
 set(json "${last_output}")
 message(STATUS "consumer output: ${json}")
