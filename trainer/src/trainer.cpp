@@ -23,9 +23,9 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
-/// FNV-1a over the parameters' bytes: ranks that stayed in step have equal digests.
+/// FNV-1a (64-bit) over the parameters' bytes: ranks that stayed in step have equal digests.
 std::string parameters_digest(const std::vector<float>& values) {
-  uint64_t h = 1469598103934665603ULL;
+  uint64_t h = 14695981039346656037ULL;  // the FNV-1a offset basis (0.1.0 lacked its last digit)
   const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
   for (size_t i = 0; i < values.size() * sizeof(float); ++i) {
     h = (h ^ bytes[i]) * 1099511628211ULL;
