@@ -217,14 +217,19 @@ void block_phase(PhaseComparison& pc, const SideRuns& a, const SideRuns& b, cons
       stats::make_step_blocks(steady(all_b, fb), epoch_steps(b.files[0]->header));
   pc.block_steps_a = ba.block_length;
   pc.block_steps_b = bb.block_length;
+  // Only an interval can be too narrow: without a measured spread there is none. One warning
+  // names both runs.
+  std::string capped;
   for (const auto* blocks : {&ba, &bb}) {
-    if (blocks->autocorrelation_capped) {
-      warnings.push_back(
-          "phase " + std::to_string(phase) + ": " + (blocks == &ba ? a : b).files[0]->path +
-          "'s step times stay alike for more than " + std::to_string(blocks->block_length) +
-          " steps (the longest block): the interval may be too narrow; compare several runs "
-          "per side");
+    if (blocks->autocorrelation_capped && o.run_noise) {
+      capped += (capped.empty() ? "" : " and ") + (blocks == &ba ? a : b).files[0]->path;
     }
+  }
+  if (!capped.empty()) {
+    warnings.push_back("phase " + std::to_string(phase) + ": the step times of " + capped +
+                       " stay alike for longer than the longest block (" +
+                       std::to_string(std::max(ba.block_length, bb.block_length)) +
+                       " steps): the interval may be too narrow; compare several runs per side");
   }
   const double log_ratio = std::log(pc.median_b_ms / pc.median_a_ms);
   if (ba.sorted_log_medians.size() < 3 || bb.sorted_log_medians.size() < 3) {

@@ -113,9 +113,12 @@ void tell_story(Comparison& c) {
   const std::string level = format_number("%g%%", o.bootstrap.confidence * 100.0);
   for (size_t i = 0; i < c.phases.size(); ++i) {
     const PhaseComparison& p = c.phases[i];
+    const std::string interval = std::isfinite(p.test.high)
+                                     ? ", " + level + format_number(" CI %.3f", p.test.low) +
+                                           format_number("-%.3f", p.test.high)
+                                     : std::string();
     steady += std::string(i ? ";" : "") + " phase " + std::to_string(p.phase) + " " +
-              steady_words(p, o) + format_number(" (B/A %.3f, ", p.test.ratio) + level +
-              format_number(" CI %.3f", p.test.low) + format_number("-%.3f, ", p.test.high) +
+              steady_words(p, o) + format_number(" (B/A %.3f", p.test.ratio) + interval + ", " +
               unit_words(p) + ")";
   }
   c.story.push_back(steady + ".");
