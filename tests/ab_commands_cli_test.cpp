@@ -47,15 +47,7 @@ std::string ab_line(const std::string& a_cmd, const std::string& b_cmd, const st
 
 /// Runs a shell command line, stdin from /dev/null; collects stdout and stderr together.
 test::CliOutcome run_shell(const std::string& line) {
-  test::CliOutcome o;
-  FILE* pipe = ::popen((line + " 2>&1 </dev/null").c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) o.output.append(buf, n);
-  const int status = ::pclose(pipe);
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
+  return test::run_shell(line + " </dev/null");
 }
 
 double seconds_since(Clock::time_point t) {

@@ -26,9 +26,9 @@ struct CliOutcome {
   std::string output;  ///< stdout and stderr together.
 };
 
-/// Runs `PREFIX recompdiag ARGS` through the shell and collects its output.
-inline CliOutcome run_cli_prefixed(const std::string& prefix, const std::string& args) {
-  const std::string cmd = prefix + std::string(RECOMPDIAG_BIN) + " " + args + " 2>&1";
+/// Runs a shell command line and collects its stdout and stderr together.
+inline CliOutcome run_shell(const std::string& line) {
+  const std::string cmd = line + " 2>&1";
   CliOutcome o;
   FILE* pipe = ::popen(cmd.c_str(), "r");
   REQUIRE(pipe != nullptr);
@@ -38,6 +38,11 @@ inline CliOutcome run_cli_prefixed(const std::string& prefix, const std::string&
   const int status = ::pclose(pipe);
   o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return o;
+}
+
+/// Runs `PREFIX recompdiag ARGS` through the shell and collects its output.
+inline CliOutcome run_cli_prefixed(const std::string& prefix, const std::string& args) {
+  return run_shell(prefix + std::string(RECOMPDIAG_BIN) + " " + args);
 }
 
 /// Runs `recompdiag ARGS` through the shell and collects its output.
