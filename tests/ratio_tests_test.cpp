@@ -169,3 +169,32 @@ TEST_CASE("step blocks: the block length follows the autocorrelation") {
   CHECK(make_step_blocks(independent, 10).block_length >= 10);
   CHECK(make_step_blocks({}).sorted_log_medians.empty());
 }
+
+TEST_CASE("trimmed paired test: a few pairs hit by a burst of load do not swamp the rest") {
+  // 30 pairs agree within about 1%, B 2% above A; four are hit by +-40% on one side only.
+  std::vector<double> a, b;
+  for (int i = 0; i < 30; ++i) {
+    a.push_back(10.0);
+    b.push_back(10.2 * (1.0 + 0.01 * ((i % 5) - 2) / 2.0));
+  }
+  b[3] *= 1.4;
+  b[11] *= 0.6;
+  a[17] *= 1.4;
+  a[25] *= 0.6;
+  const RatioTest plain = paired_ratio_test(a, b);
+  const RatioTest trimmed = trimmed_paired_ratio_test(a, b, 0.2);
+  CHECK(trimmed.ratio == doctest::Approx(1.02).epsilon(0.005));
+  CHECK(trimmed.df == 30 - 2 * 6 - 1);
+  // The plain t's interval is several times wider and cannot prove the change within 5%.
+  CHECK(std::log(plain.high / plain.low) > 4.0 * std::log(trimmed.high / trimmed.low));
+  CHECK(trimmed.tost_p < 0.05);
+  CHECK(plain.tost_p > 0.05);
+  // trim 0 is the plain paired t.
+  const RatioTest zero = trimmed_paired_ratio_test(a, b, 0.0);
+  CHECK(zero.ratio == doctest::Approx(plain.ratio));
+  CHECK(zero.se_log == doctest::Approx(plain.se_log));
+  CHECK_THROWS(trimmed_paired_ratio_test(a, b, 0.5));
+  CHECK_THROWS(trimmed_paired_ratio_test({1.0}, {1.1}));
+  // Three pairs keep them all (nothing to trim at 20%).
+  CHECK(trimmed_paired_ratio_test({1, 2, 3}, {1.1, 2.2, 3.3}).df == 2);
+}

@@ -82,6 +82,9 @@ PhaseEpochs phase_epochs(const ColumnarRun& run, int phase, int64_t warmup_steps
   return out;
 }
 
+// Fraction of the per-epoch log ratios trimmed from each end (Yuen's 20%, the common choice).
+constexpr double kEpochTrim = 0.2;
+
 // B / A from per-epoch pairs of one pair of runs that took turns: the paired t on the epochs'
 // log ratios, so the drift both runs saw cancels. (The ratio of the phase's medians is no
 // estimate here: under drift the median of a mixture of epochs moves with which steps land near
@@ -98,7 +101,8 @@ std::optional<stats::RatioTest> epoch_pair_test(const std::vector<double>& a,
     }
   }
   if (pa.size() < 3) return std::nullopt;
-  return stats::paired_ratio_test(pa, pb, rto);
+  // Trimmed: on a busy machine a few epochs coincide with a burst of load on one side only.
+  return stats::trimmed_paired_ratio_test(pa, pb, kEpochTrim, rto);
 }
 
 // A test that proves nothing: no measure of the noise.

@@ -5,6 +5,7 @@
 #include <limits>
 #include <numeric>
 #include <stdexcept>
+#include <string>
 
 #include "recompdiag/core/statistics.h"
 
@@ -181,18 +182,57 @@ RatioTest run_ratio_test(const std::vector<double>& a, const std::vector<double>
   return t;
 }
 
-RatioTest paired_ratio_test(const std::vector<double>& a, const std::vector<double>& b,
-                            const RatioTestOptions& options) {
-  if (a.size() != b.size())
-    throw std::invalid_argument("paired_ratio_test: sides differ in length");
-  if (a.size() < 2) throw std::invalid_argument("paired_ratio_test: fewer than two pairs");
+namespace {
+
+// log(b[i] / a[i]) of each pair; throws as paired_ratio_test() documents, naming `who`.
+std::vector<double> pair_logs(const std::vector<double>& a, const std::vector<double>& b,
+                              const std::string& who) {
+  if (a.size() != b.size()) throw std::invalid_argument(who + ": sides differ in length");
+  if (a.size() < 2) throw std::invalid_argument(who + ": fewer than two pairs");
   std::vector<double> logs;
   for (size_t i = 0; i < a.size(); ++i) {
     if (!(a[i] > 0.0) || !(b[i] > 0.0)) {
-      throw std::invalid_argument("paired_ratio_test: values must be positive");
+      throw std::invalid_argument(who + ": values must be positive");
     }
     logs.push_back(std::log(b[i] / a[i]));
   }
+  return logs;
+}
+
+}  // namespace
+
+RatioTest trimmed_paired_ratio_test(const std::vector<double>& a, const std::vector<double>& b,
+                                    double trim, const RatioTestOptions& options) {
+  if (!(trim >= 0.0 && trim < 0.5)) {
+    throw std::invalid_argument("trimmed_paired_ratio_test: trim must be in [0, 0.5)");
+  }
+  std::vector<double> logs = pair_logs(a, b, "trimmed_paired_ratio_test");
+  std::sort(logs.begin(), logs.end());
+  const size_t n = logs.size();
+  auto g = static_cast<size_t>(std::floor(trim * static_cast<double>(n)));
+  if (n - 2 * g < 2) g = (n - 2) / 2;  // keep two values at least
+  const size_t h = n - 2 * g;
+  double trimmed = 0.0;
+  for (size_t i = g; i < n - g; ++i) trimmed += logs[i];
+  trimmed /= static_cast<double>(h);
+  // Winsorized: the trimmed values pulled in to the nearest kept one.
+  std::vector<double> winsorized(logs);
+  for (size_t i = 0; i < g; ++i) {
+    winsorized[i] = logs[g];
+    winsorized[n - 1 - i] = logs[n - 1 - g];
+  }
+  const double var_w = mean_variance(winsorized).variance;
+  const double se = std::sqrt(static_cast<double>(n - 1) * var_w /
+                              (static_cast<double>(h) * static_cast<double>(h - 1)));
+  RatioTest t = ratio_test_from_log(trimmed, se, static_cast<double>(h) - 1.0, options);
+  t.n_a = static_cast<int64_t>(n);
+  t.n_b = static_cast<int64_t>(n);
+  return t;
+}
+
+RatioTest paired_ratio_test(const std::vector<double>& a, const std::vector<double>& b,
+                            const RatioTestOptions& options) {
+  const std::vector<double> logs = pair_logs(a, b, "paired_ratio_test");
   const MeanVariance d = mean_variance(logs);
   const double n = static_cast<double>(d.n);
   RatioTest t = ratio_test_from_log(d.mean, std::sqrt(d.variance / n), n - 1.0, options);

@@ -180,6 +180,15 @@ RatioTest run_ratio_test(const std::vector<double>& a, const std::vector<double>
 RatioTest paired_ratio_test(const std::vector<double>& a, const std::vector<double>& b,
                             const RatioTestOptions& options = {});
 
+/// Yuen's trimmed-mean t on the logs of per-pair ratios b[i] / a[i]: the `trim` fraction of the
+/// smallest and of the largest log ratios leave the mean (their winsorized values still enter the
+/// variance), so that a few pairs hit by a burst of load, which swing by tens of percent where
+/// the rest agree within a few, do not swamp the interval. t with n - 2g - 1 degrees of freedom
+/// (g = floor(trim n), at least two values kept). trim 0 is paired_ratio_test(). Throws
+/// std::invalid_argument as paired_ratio_test() does, and for trim outside [0, 0.5).
+RatioTest trimmed_paired_ratio_test(const std::vector<double>& a, const std::vector<double>& b,
+                                    double trim = 0.2, const RatioTestOptions& options = {});
+
 /// Runs per side at which a change as large as the threshold would be detected (and a smaller
 /// one ruled out) with `power` at `alpha`, given `se_log` measured with `runs` per side. Capped
 /// at `max_runs`.
