@@ -113,7 +113,8 @@ TEST_CASE(
     CHECK(p.epoch_pairs >= 15);
     covered_paired += p.test.low <= truth && truth <= p.test.high;
     width_paired += std::log(p.test.high / p.test.low) / trials;
-    const PhaseComparison& q = compare_runs(a, b, blocks).phases[0];
+    const Comparison cb = compare_runs(a, b, blocks);
+    const PhaseComparison& q = cb.phases[0];
     REQUIRE(q.unit == ReplicationUnit::kBlocks);
     width_blocks += std::log(q.test.high / q.test.low) / trials;
   }
