@@ -6,9 +6,35 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(Threads REQUIRED)
 
+set(RECOMPDIAG_CUDA_ROOT "/usr/local/cuda" CACHE PATH "CUDA Toolkit root searched for CUPTI and NVTX3")
+
 # LibTorch: Debian's libtorch-dev, or the CUDA LibTorch inside a PyTorch wheel
-# (pass -DCMAKE_PREFIX_PATH=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')).
+# (scripts/setup --torch pypi; by hand, pass
+# -DCMAKE_PREFIX_PATH=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')).
+# A CUDA LibTorch's config looks for the CUDA Toolkit itself (FindCUDA or FindCUDAToolkit): it
+# gets the same root as the CUPTI and NVTX searches below, unless the caller named one.
+if(EXISTS "${RECOMPDIAG_CUDA_ROOT}")
+  if(NOT DEFINED CUDA_TOOLKIT_ROOT_DIR)
+    set(CUDA_TOOLKIT_ROOT_DIR "${RECOMPDIAG_CUDA_ROOT}")
+  endif()
+  if(NOT DEFINED CUDAToolkit_ROOT)
+    set(CUDAToolkit_ROOT "${RECOMPDIAG_CUDA_ROOT}")
+  endif()
+  if(NOT DEFINED CMAKE_CUDA_COMPILER AND EXISTS "${RECOMPDIAG_CUDA_ROOT}/bin/nvcc")
+    set(CMAKE_CUDA_COMPILER "${RECOMPDIAG_CUDA_ROOT}/bin/nvcc")
+  endif()
+endif()
 find_package(Torch REQUIRED)
+# TorchConfig's find_library calls search the system's folders before its own: with Debian's
+# libtorch-dev installed, a wheel's headers could meet Debian's libraries. Refuse that mix.
+get_filename_component(RECOMPDIAG_TORCH_LIBRARY_DIR "${TORCH_LIBRARY}" DIRECTORY)
+get_filename_component(RECOMPDIAG_TORCH_LIBRARY_DIR "${RECOMPDIAG_TORCH_LIBRARY_DIR}" REALPATH)
+get_filename_component(RECOMPDIAG_TORCH_PREFIX_REAL "${TORCH_INSTALL_PREFIX}" REALPATH)
+if(NOT RECOMPDIAG_TORCH_LIBRARY_DIR MATCHES "^${RECOMPDIAG_TORCH_PREFIX_REAL}/")
+  message(FATAL_ERROR "recompdiag: LibTorch's config at ${TORCH_INSTALL_PREFIX} found the library "
+    "${TORCH_LIBRARY} of another LibTorch; add ${TORCH_INSTALL_PREFIX} itself to "
+    "CMAKE_PREFIX_PATH (scripts/setup --torch pypi does)")
+endif()
 # The CUDA caching allocator's statistics (the cuda_memory probe) need LibTorch's c10_cuda (an
 # imported target, or the library TorchConfig finds and appends to TORCH_LIBRARIES).
 if(TARGET c10_cuda OR C10_CUDA_LIBRARY)
@@ -17,6 +43,9 @@ else()
   set(RECOMPDIAG_HAVE_CUDA_ALLOCATOR OFF)
 endif()
 
+# Version-dependent LibTorch APIs, the C++ standard and Gloo: checked once (torch_features.h).
+include(RecompdiagTorchCompat)
+
 set(RECOMPDIAG_HAVE_CUPTI OFF)
 set(RECOMPDIAG_HAVE_NVTX OFF)
 set(RECOMPDIAG_HAVE_PROMETHEUS OFF)
@@ -24,13 +53,13 @@ set(RECOMPDIAG_WHY_NO_CUPTI "disabled by RECOMPDIAG_WITH_CUPTI=OFF")
 set(RECOMPDIAG_WHY_NO_NVTX "disabled by RECOMPDIAG_WITH_NVTX=OFF")
 set(RECOMPDIAG_WHY_NO_PROMETHEUS "disabled by RECOMPDIAG_WITH_PROMETHEUS=OFF")
 
-set(RECOMPDIAG_CUDA_ROOT "/usr/local/cuda" CACHE PATH "CUDA Toolkit root searched for CUPTI and NVTX3")
-
 if(RECOMPDIAG_WITH_CUPTI)
   find_path(RECOMPDIAG_CUPTI_INCLUDE_DIR cupti.h
             HINTS ${RECOMPDIAG_CUDA_ROOT}/include ${RECOMPDIAG_CUDA_ROOT}/extras/CUPTI/include)
-  find_library(RECOMPDIAG_CUPTI_LIBRARY cupti
-               HINTS ${RECOMPDIAG_CUDA_ROOT}/lib64 ${RECOMPDIAG_CUDA_ROOT}/extras/CUPTI/lib64)
+  # A toolkit ships libcupti.so; the CUDA wheels (nvidia/cu13/lib) only the versioned name.
+  find_library(RECOMPDIAG_CUPTI_LIBRARY NAMES cupti libcupti.so.13 libcupti.so.12
+               HINTS ${RECOMPDIAG_CUDA_ROOT}/lib64 ${RECOMPDIAG_CUDA_ROOT}/extras/CUPTI/lib64
+                     ${RECOMPDIAG_CUDA_ROOT}/lib)
   find_path(RECOMPDIAG_CUDART_INCLUDE_DIR cuda_runtime_api.h HINTS ${RECOMPDIAG_CUDA_ROOT}/include)
   if(RECOMPDIAG_CUPTI_INCLUDE_DIR AND RECOMPDIAG_CUPTI_LIBRARY AND RECOMPDIAG_CUDART_INCLUDE_DIR)
     set(RECOMPDIAG_HAVE_CUPTI ON)

@@ -5,7 +5,7 @@
 # factory refuses --metrics-addr/--pushgateway with an InputError. No LibTorch here.
 if(RECOMPDIAG_HAVE_PROMETHEUS)
   set(recompdiag_prometheus_impl src/prometheus_exporter.cpp src/detail/pull_endpoint.cpp
-    src/detail/pushgateway.cpp)
+    src/detail/pushgateway.cpp src/detail/thread_stack_floor.cpp)
 else()
   set(recompdiag_prometheus_impl src/prometheus_exporter_off.cpp)
 endif()
@@ -20,5 +20,11 @@ target_link_libraries(recompdiag_prometheus
   PUBLIC recompdiag::core
   PRIVATE Threads::Threads $<BUILD_INTERFACE:recompdiag_warnings>)
 if(RECOMPDIAG_HAVE_PROMETHEUS)
-  target_link_libraries(recompdiag_prometheus PRIVATE prometheus-cpp::pull prometheus-cpp::push)
+  target_link_libraries(recompdiag_prometheus PRIVATE prometheus-cpp::pull prometheus-cpp::push
+                        ${CMAKE_DL_LIBS})
+  # civetweb's 100 KiB thread stacks cannot hold a CUDA LibTorch's static TLS: the executable's
+  # own pthread_attr_setstacksize raises them, exported so that it precedes libc's
+  # (src/detail/thread_stack_floor.cpp).
+  target_link_options(recompdiag_prometheus INTERFACE
+    "LINKER:--export-dynamic-symbol=pthread_attr_setstacksize")
 endif()

@@ -1,11 +1,11 @@
 // The `cuda_memory` step probe: the CUDA caching allocator's own accounting of the expected device.
 // Built only when LibTorch has CUDA (CMake's RECOMPDIAG_HAVE_CUDA_ALLOCATOR); probe_factory.cpp
 // decides between it and the null probe.
-#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 
 #include <memory>
 
+#include "detail/torch_compat.h"
 #include "recompdiag/probes/step_probe.h"
 
 namespace recompdiag::probes {
@@ -18,11 +18,8 @@ class CudaMemoryStepProbe final : public StepProbe {
   const Availability& availability() const override { return availability_; }
   void begin_step(const StepBegin&) override {}
   void end_step(StepRecord& record) override {
-    using c10::cuda::CUDACachingAllocator::StatType;
-    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device_);
-    const auto all = static_cast<size_t>(StatType::AGGREGATE);
-    record.cuda_memory =
-        CudaMemoryStats{stats.allocated_bytes[all].current, stats.reserved_bytes[all].current};
+    const detail::CudaAllocatorTotals totals = detail::cuda_allocator_totals(device_);
+    record.cuda_memory = CudaMemoryStats{totals.allocated_bytes, totals.reserved_bytes};
   }
 
  private:

@@ -6,7 +6,6 @@
 #include <torch/csrc/jit/api/compilation_unit.h>
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/passes/pass_manager.h>
-#include <torch/csrc/jit/runtime/graph_executor.h>
 
 #include <algorithm>
 #include <array>
@@ -14,6 +13,8 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "detail/torch_compat.h"
 
 namespace recompdiag::probes {
 
@@ -79,21 +80,10 @@ void on_script_end(const at::RecordFunction& /*fn*/, at::ObserverContext* /*ctx*
   if (t_script_depth > 0) --t_script_depth;
 }
 
-// The executor of a function's current specialization (grad mode, autocast): the one a call now
-// would use. Creating it is cheap and builds no plan.
-torch::jit::GraphExecutor* executor_of(torch::jit::Function& function) {
-  torch::jit::GraphFunction* graph_fn = torch::jit::tryToGraphFunction(function);
-  if (graph_fn == nullptr) return nullptr;
-  return &graph_fn->get_executor();
-}
-
+// Whether the function's current specialization (grad mode, autocast) has its optimized plan:
+// the one a call now would use. Asking creates the executor, which is cheap and builds no plan.
 bool is_optimized(torch::jit::Function& function) {
-  try {
-    torch::jit::GraphExecutor* executor = executor_of(function);
-    return executor != nullptr && executor->isOptimized();
-  } catch (const std::exception&) {
-    return false;
-  }
+  return detail::executor_is_optimized(function);
 }
 
 int slot_for(JitCounters& s, const std::string& name) {
@@ -128,6 +118,11 @@ JitProbe::JitProbe() : impl_(std::make_unique<Impl>()) {
     cb.scopes({at::RecordScope::TORCHSCRIPT_FUNCTION});
     impl_->callback = at::addGlobalCallback(cb);
     availability_.reason.clear();
+    if (!detail::can_ask_executor()) {
+      availability_.reason =
+          "profiling runs counted as calls: this LibTorch's graph executor cannot say whether "
+          "its plan is optimized";
+    }
   } else {
     availability_.reason = "profiling runs not counted: another JIT probe is active";
   }

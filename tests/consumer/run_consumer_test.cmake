@@ -1,7 +1,9 @@
 # CTest driver (cmake -P): install the build to a temporary prefix, configure and build the tiny
 # projects in this folder against it twice (with LibTorch: every exported target; without:
 # core, reports and prometheus only), run them, and check what they reported.
-# Inputs: BUILD_DIR, SOURCE_DIR (this folder), WORK_DIR, GENERATOR, Torch_DIR (may be empty).
+# Inputs: BUILD_DIR, SOURCE_DIR (this folder), WORK_DIR, GENERATOR, Torch_DIR (may be empty),
+# TORCH_SETTINGS (optional: the build's prefix path, C++ flags and CUDA Toolkit, for a wheel's
+# LibTorch).
 foreach(var BUILD_DIR SOURCE_DIR WORK_DIR GENERATOR)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "run_consumer_test.cmake: ${var} not set")
@@ -21,6 +23,19 @@ run("install" ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${WORK_DIR}/pr
 set(torch_arg "")
 if(Torch_DIR)
   set(torch_arg "-DTorch_DIR=${Torch_DIR}")
+endif()
+if(TORCH_SETTINGS)
+  include("${TORCH_SETTINGS}")
+  # Through the environment: run() passes its arguments on as a list, which would split a list.
+  string(REPLACE ";" ":" env_prefix_path "${CONSUMER_PREFIX_PATH}")
+  set(ENV{CMAKE_PREFIX_PATH} "${env_prefix_path}")
+  list(APPEND torch_arg "-DCMAKE_CXX_FLAGS=${CONSUMER_CXX_FLAGS}")
+  if(CONSUMER_CUDA_ROOT)
+    list(APPEND torch_arg "-DCUDA_TOOLKIT_ROOT_DIR=${CONSUMER_CUDA_ROOT}"
+         "-DCUDAToolkit_ROOT=${CONSUMER_CUDA_ROOT}" "-DCMAKE_CUDA_COMPILER=${CONSUMER_CUDA_COMPILER}")
+    # nvcc finds ptxas through PATH: the toolkit's own first.
+    set(ENV{PATH} "${CONSUMER_CUDA_ROOT}/bin:$ENV{PATH}")
+  endif()
 endif()
 function(expect what actual expected)
   if(NOT "${actual}" STREQUAL "${expected}")

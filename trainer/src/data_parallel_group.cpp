@@ -3,7 +3,6 @@
 
 #include "detail/data_parallel_group.h"
 
-#include <glog/logging.h>
 #include <torch/torch.h>
 
 #include <chrono>
@@ -14,6 +13,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include "detail/torch_compat.h"
 #include "recompdiag/core/error.h"
 
 namespace recompdiag::trainer::detail {
@@ -137,10 +137,19 @@ struct DataParallelGroup::Impl {
   void make_group() {
     const DistributedOptions& o = options;
     auto gloo = c10d::ProcessGroupGloo::Options::create(to_ms(o.collective_timeout_s));
-    // Local jobs talk over loopback; a job across machines binds to this host's address.
-    gloo->devices.push_back(o.loopback()
-                                ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
-                                : c10d::ProcessGroupGloo::createDefaultDevice());
+    // Local jobs talk over loopback; a job across machines binds to the interface the launcher
+    // named (GLOO_SOCKET_IFNAME), else to the address this host's name resolves to.
+    try {
+      gloo->devices.push_back(
+          !o.socket_ifname.empty()
+              ? c10d::ProcessGroupGloo::createDeviceForInterface(o.socket_ifname)
+          : o.loopback() ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
+                         : c10d::ProcessGroupGloo::createDefaultDevice());
+    } catch (const std::exception& e) {
+      throw error("cannot open a Gloo device" +
+                  (o.socket_ifname.empty() ? std::string() : " on " + o.socket_ifname) + ": " +
+                  first_line(e));
+    }
     gloo->threads = 1;  // one collective at a time; the cores belong to training
     try {
       group = c10::make_intrusive<c10d::ProcessGroupGloo>(store, o.rank, o.world_size, gloo);
@@ -157,9 +166,9 @@ DataParallelGroup::DataParallelGroup(const DistributedOptions& options)
   m.options = options;
   m.where = "rank " + std::to_string(options.rank) + " of " + std::to_string(options.world_size);
   if (options.rank == 0) m.job_id = draw_job_id();
-  // c10d logs its socket errors through glog, in several lines; every failure here becomes one
-  // JobError line instead (the CLI's contract), so glog keeps quiet below fatal.
-  FLAGS_minloglevel = google::GLOG_FATAL;
+  // c10d logs its socket errors in several lines; every failure here becomes one JobError line
+  // instead (the CLI's contract), so LibTorch's logging keeps quiet below fatal.
+  quiet_torch_logging();
   m.connect();
   m.join();
   m.make_group();

@@ -118,6 +118,9 @@ std::optional<DistributedOptions> distributed_from_environment(
     if (*file == '\0') throw InputError(std::string(kRendezvousFileVar) + " is empty");
     o.store_file = file;
   }
+  // Which interface Gloo binds: a host whose name resolves to no address of this network (a
+  // container, a network namespace) names it, as for PyTorch.
+  if (const char* ifname = getenv("GLOO_SOCKET_IFNAME")) o.socket_ifname = ifname;
   return o;
 }
 

@@ -1,19 +1,26 @@
 #include "detail/fault_effects.h"
 
-#include <torch/csrc/jit/runtime/graph_executor.h>
-
 #include <limits>
+#include <stdexcept>
+
+#include "detail/torch_compat.h"
 
 namespace recompdiag::trainer::detail {
 
-ProfilingNeverCompletes::ProfilingNeverCompletes()
-    : saved_runs_(torch::jit::getNumProfiledRuns().load()) {
+ProfilingNeverCompletes::ProfilingNeverCompletes() {
+  const std::optional<size_t> runs = graph_executor_profiling_runs();
+  if (!runs) {
+    throw std::runtime_error(
+        "the deopt fault needs TorchScript's profiling-run count, which this LibTorch does not "
+        "expose");
+  }
+  saved_runs_ = *runs;
   // Far more runs than any training: the profile is never complete.
-  torch::jit::getNumProfiledRuns() = std::numeric_limits<int32_t>::max();
+  set_graph_executor_profiling_runs(std::numeric_limits<int32_t>::max());
 }
 
 ProfilingNeverCompletes::~ProfilingNeverCompletes() {
-  torch::jit::getNumProfiledRuns() = saved_runs_;
+  set_graph_executor_profiling_runs(saved_runs_);
 }
 
 void cast_adam_state(torch::optim::Adam& adam, torch::ScalarType dtype) {

@@ -1,6 +1,7 @@
 #include "recompdiag/trainer/model.h"
 
 #include <cmath>
+#include <sstream>
 #include <type_traits>
 
 namespace recompdiag::trainer {
@@ -16,7 +17,10 @@ torch::Tensor uniform(std::vector<int64_t> shape, double bound) {
 template <class Key>
 Key state_key(const torch::Tensor& p) {
   if constexpr (std::is_same_v<Key, std::string>) {
-    return c10::guts::to_string(p.unsafeGetTensorImpl());
+    // LibTorch 1.x's own key: the TensorImpl address as an ostream prints it.
+    std::ostringstream key;
+    key << p.unsafeGetTensorImpl();
+    return key.str();
   } else {
     return static_cast<Key>(p.unsafeGetTensorImpl());
   }

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "detail/thread_stack_floor.h"
 #include "recompdiag/core/error.h"
 
 namespace recompdiag::reports::detail {
@@ -36,6 +37,10 @@ PullEndpoint::PullEndpoint(const MetricsOptions& options,
                            std::shared_ptr<prometheus::Registry> registry)
     : listen_(parse_listen_address(options.listen_addr)) {
   const std::string bind = listen_.host + ":" + std::to_string(listen_.port);
+  // civetweb's threads get at least this stack (thread_stack_floor.cpp); the call also keeps that
+  // object, and with it the interposed pthread_attr_setstacksize, in every executable.
+  static_assert(kThreadStackFloor > 0x19000, "above civetweb's compiled-in thread stack");
+  (void)floored_stack_size(0);
   try {
     // civetweb serves a connection per worker thread until the request is read or times out:
     // its 30 s default request timeout let two silent connections starve every scrape. A short

@@ -12,7 +12,8 @@ namespace recompdiag::trainer::detail {
 /// step keeps running its profiling plan (profile nodes, no optimized plan, no differentiable
 /// subgraphs). LibTorch copies the profiling count into an executor at its first run: an
 /// executor created and first run while this is alive stays unoptimized for good. Restores the
-/// process-wide count on destruction. One at a time; neither copyable nor movable.
+/// process-wide count on destruction. One at a time; neither copyable nor movable. Throws
+/// std::runtime_error where LibTorch does not expose the count (torch_compat.h).
 class ProfilingNeverCompletes {
  public:
   ProfilingNeverCompletes();
@@ -23,7 +24,7 @@ class ProfilingNeverCompletes {
   ProfilingNeverCompletes& operator=(ProfilingNeverCompletes&&) = delete;
 
  private:
-  size_t saved_runs_;
+  size_t saved_runs_ = 0;
 };
 
 /// The `state-dtype` fault: casts every Adam state tensor to `dtype` in place, as a careless

@@ -36,6 +36,9 @@ struct DistributedOptions {
   double rendezvous_timeout_s = 60.0;
   /// How long a rank waits in one collective before it fails (a peer died or stalled), seconds.
   double collective_timeout_s = 60.0;
+  /// The network interface Gloo binds to ("eth1"), as PyTorch's GLOO_SOCKET_IFNAME names it.
+  /// Empty: loopback for a loopback master, else the address this host's name resolves to.
+  std::string socket_ifname;
 
   /// Throws InputError with one sentence for the first invalid value.
   void validate() const;
@@ -48,10 +51,10 @@ struct DistributedOptions {
 inline constexpr char kRendezvousFileVar[] = "RECOMPDIAG_RENDEZVOUS_FILE";
 
 /// Reads a launcher's environment (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, as torchrun sets
-/// them, and kRendezvousFileVar) through `getenv`. nullopt when none is set: not a rank of a
-/// launched job. Throws InputError when some are set but not all (RANK and WORLD_SIZE are
-/// required; MASTER_ADDR defaults to 127.0.0.1 and MASTER_PORT to 29500), or when a value is
-/// malformed or out of range. The timeouts are left at their defaults.
+/// them, GLOO_SOCKET_IFNAME as PyTorch reads it, and kRendezvousFileVar) through `getenv`. nullopt
+/// when none is set: not a rank of a launched job. Throws InputError when some are set but not all
+/// (RANK and WORLD_SIZE are required; MASTER_ADDR defaults to 127.0.0.1 and MASTER_PORT to 29500),
+/// or when a value is malformed or out of range. The timeouts are left at their defaults.
 std::optional<DistributedOptions> distributed_from_environment(
     const std::function<const char*(const char*)>& getenv);
 

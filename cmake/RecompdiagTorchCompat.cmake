@@ -1,0 +1,136 @@
+# The LibTorch compatibility seam, decided once at configure time (after find_package(Torch)).
+#
+# Every LibTorch API that moved between 1.13 and 2.x is probed here with a small compile check
+# against the LibTorch just found, and the answers go into one generated header,
+# recompdiag/torch_features.h, that only the compat files include
+# (probes/src/detail/torch_compat*.cpp and trainer/src/detail/torch_compat.cpp). The probes and the
+# trainer call those files' functions and read the same on every version.
+#
+# Sets:
+#   RECOMPDIAG_TORCH_VERSION     LibTorch's version ("1.13.0", "2.15.0")
+#   RECOMPDIAG_CXX_STANDARD      17, or 20 for a LibTorch whose headers require C++20 (2.13 on)
+#   RECOMPDIAG_TORCH_FEATURES_DIR  the folder holding recompdiag/torch_features.h
+#   RECOMPDIAG_TORCH_GLOG        ON when LibTorch's c10 logs through glog (link glog, quiet it)
+#   RECOMPDIAG_HAVE_GLOO         ON when c10d's ProcessGroupGloo compiles here
+#   RECOMPDIAG_WHY_NO_GLOO       why not
+include(CheckCXXSourceCompiles)
+include(CMakePushCheckState)
+
+# Debian's TorchConfig sets Torch_VERSION through its version file; a wheel's as well. The macro
+# header is the fallback that every LibTorch ships.
+set(RECOMPDIAG_TORCH_VERSION "${Torch_VERSION}")
+if(NOT RECOMPDIAG_TORCH_VERSION)
+  foreach(dir IN LISTS TORCH_INCLUDE_DIRS)
+    if(EXISTS "${dir}/torch/csrc/api/include/torch/version.h")
+      file(STRINGS "${dir}/torch/csrc/api/include/torch/version.h" v REGEX "define TORCH_VERSION \"")
+      string(REGEX REPLACE ".*\"([0-9.]+).*" "\\1" RECOMPDIAG_TORCH_VERSION "${v}")
+    endif()
+  endforeach()
+endif()
+if(NOT RECOMPDIAG_TORCH_VERSION)
+  message(FATAL_ERROR "recompdiag: cannot tell the version of the LibTorch found at "
+                      "${TORCH_INSTALL_PREFIX}")
+endif()
+
+# ATen's headers require C++20 from LibTorch 2.13 on (an #error in c10/macros/Macros.h); the
+# whole tree then builds as C++20, so that one standard library ABI and one set of headers serve
+# every target. Set before any target is created.
+if(RECOMPDIAG_TORCH_VERSION VERSION_GREATER_EQUAL 2.13)
+  set(RECOMPDIAG_CXX_STANDARD 20)
+else()
+  set(RECOMPDIAG_CXX_STANDARD 17)
+endif()
+set(CMAKE_CXX_STANDARD ${RECOMPDIAG_CXX_STANDARD})
+
+cmake_push_check_state(RESET)
+set(CMAKE_REQUIRED_INCLUDES ${TORCH_INCLUDE_DIRS})
+set(CMAKE_REQUIRED_FLAGS "-std=c++${RECOMPDIAG_CXX_STANDARD} ${TORCH_CXX_FLAGS}")
+set(CMAKE_REQUIRED_DEFINITIONS -DNDEBUG)
+set(CMAKE_REQUIRED_QUIET ON)
+# Header checks: compiled, never linked.
+set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
+
+# The caching allocator's statistics: StatType moved from c10::cuda::CUDACachingAllocator to
+# c10::CachingAllocator (c10/core/CachingDeviceAllocator.h) in 2.x. Header-only checks: the
+# probe's file is built only where c10_cuda exists.
+if(RECOMPDIAG_HAVE_CUDA_ALLOCATOR)
+  if(CUDA_INCLUDE_DIRS)
+    list(APPEND CMAKE_REQUIRED_INCLUDES ${CUDA_INCLUDE_DIRS})
+  endif()
+  if(CUDAToolkit_INCLUDE_DIRS)
+    list(APPEND CMAKE_REQUIRED_INCLUDES ${CUDAToolkit_INCLUDE_DIRS})
+  endif()
+  check_cxx_source_compiles("
+    #include <c10/core/CachingDeviceAllocator.h>
+    #include <c10/cuda/CUDACachingAllocator.h>
+    int main() { return static_cast<int>(c10::CachingAllocator::StatType::AGGREGATE); }"
+    RECOMPDIAG_TORCH_HAS_CACHING_DEVICE_ALLOCATOR)
+endif()
+
+# TorchScript's graph executor (deprecated in 2.x): the JIT probe asks a function's executor
+# whether its plan is optimized, the deopt fault sets the number of profiling runs.
+check_cxx_source_compiles("
+  #include <torch/csrc/jit/api/function_impl.h>
+  #include <torch/csrc/jit/runtime/graph_executor.h>
+  bool f(torch::jit::GraphFunction& g) { return g.get_executor().isOptimized(); }
+  int main() { return 0; }"
+  RECOMPDIAG_TORCH_HAS_EXECUTOR_IS_OPTIMIZED)
+check_cxx_source_compiles("
+  #include <torch/csrc/jit/runtime/graph_executor.h>
+  int main() { return static_cast<int>(torch::jit::getNumProfiledRuns().load()); }"
+  RECOMPDIAG_TORCH_HAS_NUM_PROFILED_RUNS)
+
+# c10 logs through glog in Debian's build; the wheel's c10 has its own logging.
+check_cxx_source_compiles("
+  #include <c10/macros/Macros.h>
+  #ifndef C10_USE_GLOG
+  #error c10 without glog
+  #endif
+  int main() { return 0; }"
+  RECOMPDIAG_TORCH_GLOG)
+
+# c10d's Gloo process group: ProcessGroupGloo.hpp includes Gloo's headers, which PyPI's wheel does
+# not ship (Gloo is linked into libtorch_cpu). Debian's libgloo-dev provides them, on the device
+# .deps does (scripts/gpu-deps). The group is built when the header compiles with them: our one
+# file only calls LibTorch's ProcessGroupGloo API and never a Gloo function itself.
+find_path(RECOMPDIAG_GLOO_INCLUDE_DIR gloo/algorithm.h HINTS ${TORCH_INCLUDE_DIRS})
+# Passed as -I only when the compiler does not search the folder anyway: -I/usr/include breaks
+# libstdc++'s #include_next.
+set(RECOMPDIAG_GLOO_INCLUDE_FLAGS "")
+if(RECOMPDIAG_GLOO_INCLUDE_DIR AND NOT RECOMPDIAG_GLOO_INCLUDE_DIR IN_LIST
+   CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES)
+  set(RECOMPDIAG_GLOO_INCLUDE_FLAGS "${RECOMPDIAG_GLOO_INCLUDE_DIR}")
+endif()
+if(RECOMPDIAG_GLOO_INCLUDE_DIR)
+  list(APPEND CMAKE_REQUIRED_INCLUDES ${RECOMPDIAG_GLOO_INCLUDE_FLAGS})
+  check_cxx_source_compiles("
+    #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+    int main() { return 0; }"
+    RECOMPDIAG_TORCH_GLOO_HEADERS)
+endif()
+cmake_pop_check_state()
+
+if(RECOMPDIAG_TORCH_GLOO_HEADERS)
+  set(RECOMPDIAG_HAVE_GLOO ON)
+  set(RECOMPDIAG_WHY_NO_GLOO "")
+elseif(NOT RECOMPDIAG_GLOO_INCLUDE_DIR)
+  set(RECOMPDIAG_HAVE_GLOO OFF)
+  string(CONCAT RECOMPDIAG_WHY_NO_GLOO "no Gloo headers (gloo/algorithm.h) for c10d's ProcessGroupGloo: "
+      "LibTorch ${RECOMPDIAG_TORCH_VERSION} ships none; apt-get install libgloo-dev")
+else()
+  set(RECOMPDIAG_HAVE_GLOO OFF)
+  string(CONCAT RECOMPDIAG_WHY_NO_GLOO "c10d's ProcessGroupGloo.hpp does not compile against LibTorch "
+      "${RECOMPDIAG_TORCH_VERSION} with the Gloo headers in ${RECOMPDIAG_GLOO_INCLUDE_DIR}")
+endif()
+
+foreach(flag RECOMPDIAG_TORCH_HAS_CACHING_DEVICE_ALLOCATOR RECOMPDIAG_TORCH_HAS_EXECUTOR_IS_OPTIMIZED
+             RECOMPDIAG_TORCH_HAS_NUM_PROFILED_RUNS RECOMPDIAG_TORCH_GLOG RECOMPDIAG_HAVE_GLOO)
+  if(${flag})
+    set(${flag}_01 1)
+  else()
+    set(${flag}_01 0)
+  endif()
+endforeach()
+set(RECOMPDIAG_TORCH_FEATURES_DIR ${PROJECT_BINARY_DIR}/torch_features)
+configure_file(${CMAKE_CURRENT_LIST_DIR}/torch_features.h.in
+               ${RECOMPDIAG_TORCH_FEATURES_DIR}/recompdiag/torch_features.h @ONLY)
