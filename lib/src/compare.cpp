@@ -54,11 +54,11 @@ void check_distinct(const std::vector<const ColumnarRun*>& all) {
 // The runs of one side must share their configuration; only the seed may differ.
 void check_same_config(const std::vector<const ColumnarRun*>& side, const char* name) {
   for (size_t i = 1; i < side.size(); ++i) {
-    for (const ConfigDifference& d : detail::diff_headers(side[0]->header, side[i]->header)) {
-      if (d.key == "seed" || d.key == "config.seed") continue;
+    if (const auto d = detail::config_difference_beyond_seed(side[0]->header, side[i]->header)) {
       throw InputError(side[i]->path + ": its configuration differs from " + side[0]->path +
-                       " (the first run of side " + name + ") in " + d.key + ": " + d.b +
-                       " here, " + d.a + " there; the runs of one side must share a configuration");
+                       " (the first run of side " + name + ") in " + d->key + ": " + d->b +
+                       " here, " + d->a +
+                       " there; the runs of one side must share a configuration");
     }
   }
 }

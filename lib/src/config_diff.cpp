@@ -68,6 +68,14 @@ std::vector<ConfigDifference> diff_headers(const RunHeader& a, const RunHeader& 
   return diff_facts(header_facts(a), header_facts(b));
 }
 
+std::optional<ConfigDifference> config_difference_beyond_seed(const RunHeader& a,
+                                                              const RunHeader& b) {
+  for (ConfigDifference& d : diff_headers(a, b)) {
+    if (d.key != "seed" && d.key != "config.seed") return std::move(d);
+  }
+  return std::nullopt;
+}
+
 }  // namespace detail
 
 }  // namespace recompdiag

@@ -46,10 +46,9 @@ NoiseProfile measure_noise_profile(const std::vector<ColumnarRun>& runs,
                      " healthy runs of one config, got " + std::to_string(runs.size()));
   }
   for (size_t i = 1; i < runs.size(); ++i) {
-    for (const ConfigDifference& d : detail::diff_headers(runs[0].header, runs[i].header)) {
-      if (d.key == "seed" || d.key == "config.seed") continue;
+    if (const auto d = detail::config_difference_beyond_seed(runs[0].header, runs[i].header)) {
       throw InputError(runs[i].path + ": its configuration differs from " + runs[0].path + " in " +
-                       d.key + " (" + d.b + " here, " + d.a +
+                       d->key + " (" + d->b + " here, " + d->a +
                        " there); a noise profile measures runs of one config");
     }
   }

@@ -22,6 +22,11 @@ struct SideRuns {
 /// timing) that differ between two runs, sorted by key (config_diff.cpp).
 std::vector<ConfigDifference> diff_headers(const RunHeader& a, const RunHeader& b);
 
+/// The first header difference of `b` from `a` other than the seed (runs of one config may differ
+/// in their seed alone), or nullopt (config_diff.cpp).
+std::optional<ConfigDifference> config_difference_beyond_seed(const RunHeader& a,
+                                                              const RunHeader& b);
+
 /// printf of one number into a string.
 std::string format_number(const char* format, double value);
 
