@@ -53,6 +53,11 @@ constexpr char kAdviceDrops[] =
     "A probe ran out of room and dropped events, so its counters undercount: raise its buffer "
     "sizes or sample the dispatcher probe every N steps.";
 
+constexpr char kAdviceCompiledFallback[] =
+    "torch.compile gave up on this frame after recompiling it (torch._dynamo.config."
+    "recompile_limit, 8 by default) and it now runs eagerly, without an error: remove what "
+    "recompiles it (hold lr and loss weights in tensors, torch.tensor(0.01), and assign them in "
+    "place; mark changing shapes dynamic) rather than raising the limit.";
 constexpr char kAdviceMemoryGrowth[] =
     "Memory grows step after step: something is kept alive that should be freed. Look for old "
     "compiled functions, optimizers or tensors held in a list (losses kept with their graph: "
@@ -146,15 +151,44 @@ void HealthMonitor::check_slow_step(std::vector<Alert>& out, const StepRecord& s
   raise(out, rules::kSlowStep, step, ev.str(), kAdviceSlow);
 }
 
+void HealthMonitor::check_compiled_fallback(std::vector<Alert>& out, const StepRecord& step) {
+  if (!step.compiled) return;
+  const CompiledStats& c = *step.compiled;
+  // A rise in eager calls of compiled frames, once compiled code has run: at warm-up too, since
+  // the limit can be reached within the first steps.
+  if (compiled_regions_seen_ > 0 && c.eager_fallbacks > eager_fallbacks_before_) {
+    std::ostringstream ev;
+    ev << c.eager_fallbacks << " call(s) of compiled frames ran eagerly at step " << step.step
+       << " (" << eager_fallbacks_before_ << " at the step before), after "
+       << compiled_regions_seen_ << " runs of compiled code";
+    if (!last_compile_reason_.empty()) {
+      ev << "; last compile reason: " << last_compile_reason_ << " (noted at step "
+         << last_compile_step_ << ")";
+    }
+    raise(out, rules::kCompiledFallback, step, ev.str(), kAdviceCompiledFallback);
+  }
+  compiled_regions_seen_ += c.region_runs;
+  eager_fallbacks_before_ = c.eager_fallbacks;
+}
+
 std::vector<Alert> HealthMonitor::evaluate(const StepRecord& step) {
   std::vector<Alert> out;
   const bool steady = step.step >= options_.warmup_steps;
 
-  if (steady && step.jit && (step.jit->compiles > 0 || step.jit->plan_builds > 0)) {
+  const bool jit_compiled = step.jit && (step.jit->compiles > 0 || step.jit->plan_builds > 0);
+  const bool dynamo_compiled = step.compiled && step.compiled->compiles > 0;
+  if (steady && (jit_compiled || dynamo_compiled)) {
     std::ostringstream ev;
-    ev << step.jit->compiles << " compile(s), " << step.jit->plan_builds
-       << " optimized-plan build(s), " << step.jit->profiling_runs << " profiling run(s) at step "
-       << step.step << " (after warm-up of " << options_.warmup_steps << " steps)";
+    if (jit_compiled) {
+      ev << step.jit->compiles << " compile(s), " << step.jit->plan_builds
+         << " optimized-plan build(s), " << step.jit->profiling_runs << " profiling run(s)";
+    }
+    if (dynamo_compiled) {
+      if (jit_compiled) ev << ", ";
+      ev << step.compiled->compiles << " torch.compile compile(s) (" << step.compiled->recompiles
+         << " recompile(s), " << step.compiled->compile_ms << " ms compiling)";
+    }
+    ev << " at step " << step.step << " (after warm-up of " << options_.warmup_steps << " steps)";
     if (!last_compile_reason_.empty()) {
       ev << "; reason: " << last_compile_reason_ << " (noted at step " << last_compile_step_ << ")";
     }
@@ -164,6 +198,8 @@ std::vector<Alert> HealthMonitor::evaluate(const StepRecord& step) {
     raise(out, rules::kCompileAfterWarmup, step, ev.str(), kAdviceCompile, new_compile);
     if (out.size() > before) compile_alerted_for_ = last_compile_step_;
   }
+
+  check_compiled_fallback(out, step);
 
   profiling_streak_ = step.jit && step.jit->profiling_runs > 0 ? profiling_streak_ + 1 : 0;
   if (steady && options_.max_profiling_steps > 0 &&
@@ -287,7 +323,8 @@ std::vector<Alert> HealthMonitor::evaluate(const StepRecord& step) {
       !out.empty() ||
       (step.jit && (step.jit->compiles + step.jit->plan_builds + step.jit->profiling_runs) > 0) ||
       (step.dispatch && step.dispatch->sampled && step.dispatch->new_signatures > 0) ||
-      (step.cupti && step.cupti->new_kernels + step.cupti->module_loads > 0);
+      (step.cupti && step.cupti->new_kernels + step.cupti->module_loads > 0) ||
+      (step.compiled && step.compiled->compiles + step.compiled->eager_fallbacks > 0);
   check_slow_step(out, step, steady, has_signal);
   if (step.wall_ms > 0.0) {
     window_[static_cast<size_t>(window_next_)] = step.wall_ms;

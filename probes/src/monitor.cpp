@@ -10,6 +10,7 @@
 
 #include "detail/step_probes.h"
 #include "recompdiag/probes/comm_probe.h"
+#include "recompdiag/probes/compiled_probe.h"
 #include "recompdiag/probes/memory_probe.h"
 #include "recompdiag/probes/nvtx.h"
 
@@ -26,6 +27,13 @@ constexpr char kDisabled[] = "disabled by MonitorOptions";
 
 Monitor::Monitor(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
                  MonitorOptions options)
+    : Monitor(&model, &optimizer, TrainingStateSource{}, std::move(options)) {}
+
+Monitor::Monitor(TrainingStateSource source, MonitorOptions options)
+    : Monitor(nullptr, nullptr, std::move(source), std::move(options)) {}
+
+Monitor::Monitor(torch::nn::Module* model, torch::optim::Optimizer* optimizer,
+                 TrainingStateSource source, MonitorOptions options)
     : options_(std::move(options)), health_(options_.health, options_.expected_device) {
   ExpectedDevice check(options_.expected_device);  // throws InputError when malformed
   // End order: the dispatcher first, so that nothing the monitor does after it counts as the
@@ -39,6 +47,13 @@ Monitor::Monitor(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
     probes_.push_back(std::make_unique<DispatchStepProbe>(d));
   } else {
     probes_.push_back(make_null_probe(sections::kDispatch, kDisabled));
+  }
+  if (options_.compiled) {
+    auto probe = std::make_unique<CompiledProbe>();
+    if (probe->available()) compiled_ = probe.get();
+    probes_.push_back(std::move(probe));
+  } else {
+    probes_.push_back(make_null_probe(sections::kCompiled, kDisabled));
   }
   if (options_.jit) {
     auto jit = std::make_unique<JitStepProbe>();
@@ -54,14 +69,18 @@ Monitor::Monitor(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
     probes_.push_back(make_null_probe(sections::kCupti, kDisabled));
   }
   if (options_.optimizer) {
-    auto probe = std::make_unique<OptimizerStepProbe>(&optimizer);
+    auto probe = std::make_unique<OptimizerStepProbe>(optimizer);
     optimizer_ = &probe->probe();
+    if (source.optimizer) optimizer_->set_source(std::move(source.optimizer));
     probes_.push_back(std::move(probe));
   } else {
     probes_.push_back(make_null_probe(sections::kOptimizer, kDisabled));
   }
   if (options_.placement) {
-    auto probe = std::make_unique<PlacementStepProbe>(&model, options_.expected_device);
+    auto probe = model != nullptr
+                     ? std::make_unique<PlacementStepProbe>(model, options_.expected_device)
+                     : std::make_unique<PlacementStepProbe>(std::move(source.model),
+                                                            options_.expected_device);
     placement_ = probe.get();
     probes_.push_back(std::move(probe));
   } else {

@@ -71,50 +71,77 @@ StateView view_of(torch::optim::OptimizerParamState& state) {
   return v;
 }
 
+// The snapshot of a torch::optim optimizer: its groups' lrs and each parameter's known state.
+OptimizerSnapshot snapshot_of(torch::optim::Optimizer& optimizer) {
+  OptimizerSnapshot out;
+  auto& state = optimizer.state();
+  using Key = typename std::remove_reference_t<decltype(state)>::key_type;
+  for (auto& group : optimizer.param_groups()) {
+    out.group_lrs.push_back(group.options().get_lr());
+    for (const at::Tensor& param : group.params()) {
+      ParamStateSnapshot p;
+      p.param = param;
+      auto it = state.find(state_key<Key>(param));
+      if (it != state.end() && it->second) {
+        p.has_state = true;
+        const StateView view = view_of(*it->second);
+        if (view.has_step) p.step = view.step;
+        for (const at::Tensor* t : view.tensors) {
+          if (t != nullptr && t->defined()) p.state.push_back(*t);
+        }
+      }
+      out.params.push_back(std::move(p));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 OptimizerStats OptimizerStateProbe::inspect() {
+  if (source_) return inspect(source_());
+  if (optimizer_ == nullptr) {
+    OptimizerStats out;
+    out.lr_requested = requested_lr_;
+    return out;
+  }
+  return inspect(snapshot_of(*optimizer_));
+}
+
+OptimizerStats OptimizerStateProbe::inspect(const OptimizerSnapshot& snapshot) {
   OptimizerStats out;
   out.lr_requested = requested_lr_;
-  if (optimizer_ == nullptr) return out;
-  auto& state = optimizer_->state();
-  using Key = typename std::remove_reference_t<decltype(state)>::key_type;
-
   int64_t step_min = std::numeric_limits<int64_t>::max();
   int64_t step_max = 0;
-  bool lr_seen = false;
   bool lr_mismatch = false;
-  int64_t with_grad_no_state = 0;
-  for (auto& group : optimizer_->param_groups()) {
-    const double lr = group.options().get_lr();
-    // Group 0's lr, unless a group differs from the request: then the first
-    // such group's.
-    if (!lr_seen) out.lr_effective = lr;
+  // Group 0's lr, unless a group differs from the request: then the first such group's.
+  for (size_t g = 0; g < snapshot.group_lrs.size(); ++g) {
+    const double lr = snapshot.group_lrs[g];
+    if (g == 0) out.lr_effective = lr;
     if (requested_lr_ > 0.0 && lr != requested_lr_ && !lr_mismatch) {
       out.lr_effective = lr;
       lr_mismatch = true;
     }
-    lr_seen = true;
-    for (const at::Tensor& param : group.params()) {
-      ++out.params;
-      auto it = state.find(state_key<Key>(param));
-      if (it == state.end() || !it->second) {
-        if (param.grad().defined()) ++with_grad_no_state;
-        continue;
-      }
-      ++out.params_with_state;
-      const StateView view = view_of(*it->second);
-      if (view.has_step) {
-        step_min = std::min(step_min, view.step);
-        step_max = std::max(step_max, view.step);
-      }
-      for (const at::Tensor* t : view.tensors) {
-        if (t == nullptr || !t->defined()) continue;
-        ++out.state_tensors;
-        out.state_bytes += static_cast<int64_t>(t->numel() * t->element_size());
-        if (t->device() != param.device()) ++out.state_off_device;
-        if (t->scalar_type() != param.scalar_type()) ++out.state_dtype_mismatch;
-      }
+  }
+  int64_t with_grad_no_state = 0;
+  for (const ParamStateSnapshot& p : snapshot.params) {
+    ++out.params;
+    if (!p.has_state) {
+      if (p.param.defined() && p.param.grad().defined()) ++with_grad_no_state;
+      continue;
+    }
+    ++out.params_with_state;
+    if (p.step) {
+      step_min = std::min(step_min, *p.step);
+      step_max = std::max(step_max, *p.step);
+    }
+    for (const at::Tensor& t : p.state) {
+      if (!t.defined()) continue;
+      ++out.state_tensors;
+      out.state_bytes += static_cast<int64_t>(t.numel() * t.element_size());
+      if (!p.param.defined()) continue;
+      if (t.device() != p.param.device()) ++out.state_off_device;
+      if (t.scalar_type() != p.param.scalar_type()) ++out.state_dtype_mismatch;
     }
   }
   // Lazily created state (Adam's first step) is not "missing" before any state

@@ -30,6 +30,11 @@ std::unique_ptr<StepProbe> make_null_probe(const char* name, std::string reason)
 void PlacementStepProbe::end_step(StepRecord& record) {
   if (model_ != nullptr) {
     record.placement = inspect_placement(model_->parameters(), model_->buffers(), expected_);
+  } else if (source_) {
+    params_.clear();
+    buffers_.clear();
+    source_(params_, buffers_);
+    record.placement = inspect_placement(params_, buffers_, expected_);
   }
 }
 

@@ -3,8 +3,11 @@
 // keep their own API (watch, set_optimizer, ...); these adapters only map begin and end of a step
 // onto them and write their section of the record.
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "recompdiag/probes/cupti_probe.h"
 #include "recompdiag/probes/dispatcher_probe.h"
@@ -70,8 +73,11 @@ class OptimizerStepProbe final : public StepProbe {
 
 class PlacementStepProbe final : public StepProbe {
  public:
+  using Source = std::function<void(std::vector<at::Tensor>&, std::vector<at::Tensor>&)>;
   PlacementStepProbe(torch::nn::Module* model, const std::string& expected_device)
       : model_(model), expected_(expected_device) {}
+  PlacementStepProbe(Source source, const std::string& expected_device)
+      : source_(std::move(source)), expected_(expected_device) {}
   const char* name() const override { return sections::kPlacement; }
   const Availability& availability() const override { return availability_; }
   void begin_step(const StepBegin&) override {}
@@ -80,7 +86,9 @@ class PlacementStepProbe final : public StepProbe {
 
  private:
   Availability availability_{true, ""};
-  torch::nn::Module* model_;
+  torch::nn::Module* model_ = nullptr;  // inspected when set, else source_
+  Source source_;
+  std::vector<at::Tensor> params_, buffers_;  // source_'s, reused
   ExpectedDevice expected_;
 };
 

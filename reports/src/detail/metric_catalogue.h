@@ -41,7 +41,7 @@ inline constexpr FamilySpec kMetricCatalogue[] = {
     {"recompdiag_run_finished", FamilyType::kGauge, "1 once the run has ended, else 0"},
     {"recompdiag_run_elapsed_seconds", FamilyType::kGauge, "Wall time of the whole run, set at run end"},
     // Fed by the probe sections' fields (record_fields.h).
-    {"recompdiag_compile_events_total", FamilyType::kCounter, "Compilations seen by the probes, by kind (TorchScript compile, executor plan build, profiling run, CUDA graph instantiation)"},
+    {"recompdiag_compile_events_total", FamilyType::kCounter, "Compilations seen by the probes, by kind (TorchScript compile, executor plan build, profiling run, CUDA graph instantiation, torch.compile compile)"},
     {"recompdiag_cache_misses_total", FamilyType::kCounter, "Cache misses by kind (first-seen dispatcher signature, GPU module load, first-seen kernel)"},
     {"recompdiag_dispatched_ops_total", FamilyType::kCounter, "Top-level ATen ops dispatched, by the device type of their tensors"},
     {"recompdiag_host_ops_total", FamilyType::kCounter, "Ops run on the host while the expected device is CUDA"},
@@ -64,6 +64,10 @@ inline constexpr FamilySpec kMetricCatalogue[] = {
     {"recompdiag_tensors_off_device", FamilyType::kGauge, "Model tensors not on the expected device, by kind"},
     {"recompdiag_learning_rate_requested", FamilyType::kGauge, "Learning rate the trainer asked for at the latest step"},
     {"recompdiag_process_resident_bytes", FamilyType::kGauge, "Resident set size of the training process at the latest step"},
+    {"recompdiag_compiled_lookups_total", FamilyType::kCounter, "Calls of frames that have torch.compile code (dynamo cache lookups)"},
+    {"recompdiag_compiled_region_runs_total", FamilyType::kCounter, "Runs of torch.compile code (compiled regions)"},
+    {"recompdiag_compiled_eager_fallbacks_total", FamilyType::kCounter, "Calls of a compiled frame that ran eagerly: recompile limit reached or frame skipped"},
+    {"recompdiag_compile_seconds_total", FamilyType::kCounter, "Time spent compiling, by compiler (dynamo: torch.compile)"},
     {"recompdiag_cuda_allocator_bytes", FamilyType::kGauge, "CUDA caching allocator bytes at the latest step, by kind (allocated, reserved)"},
 };
 // clang-format on

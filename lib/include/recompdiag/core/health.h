@@ -18,8 +18,11 @@ namespace recompdiag {
 
 /// Names of the health rules: the `rule` of an `Alert` and what `StepRecord::alerts` holds.
 namespace rules {
-/// TorchScript compiles or graph-executor plan builds after warm-up.
+/// TorchScript compiles, graph-executor plan builds or torch.compile compiles after warm-up.
 inline constexpr const char kCompileAfterWarmup[] = "compile_after_warmup";
+/// A torch.compile frame that ran compiled code now runs eagerly: dynamo hit its recompile limit
+/// (or gave up on the frame), silently, and every later call pays eager speed.
+inline constexpr const char kCompiledFallback[] = "compiled_fallback";
 /// New dispatcher op signatures, new GPU kernels or module loads after warm-up.
 inline constexpr const char kCacheMissAfterWarmup[] = "cache_miss_after_warmup";
 /// Ops that ran on the host while the expected device is CUDA (steady state).
@@ -67,7 +70,8 @@ inline constexpr const char* kAll[] = {kCompileAfterWarmup,
                                        kSlowStep,
                                        kJitNotOptimized,
                                        kProbeDrops,
-                                       kMemoryGrowth};
+                                       kMemoryGrowth,
+                                       kCompiledFallback};
 }  // namespace rules
 
 /// One alert: which rule fired, at which step, the evidence, and what to do about it.
@@ -149,6 +153,7 @@ class HealthMonitor {
  private:
   void raise(std::vector<Alert>& out, const char* rule, const StepRecord& step,
              std::string evidence, const char* advice, bool repeat_ok = false);
+  void check_compiled_fallback(std::vector<Alert>& out, const StepRecord& step);
   void check_slow_step(std::vector<Alert>& out, const StepRecord& step, bool steady,
                        bool has_signal);
 
@@ -160,10 +165,12 @@ class HealthMonitor {
   int64_t window_next_ = 0;
   std::string last_compile_reason_;
   int64_t last_compile_step_ = -1;
-  int64_t compile_alerted_for_ = -2;  // last_compile_step_ when a compile alert last fired
-  int64_t slow_streak_ = 0;           // slow steps in a row, none with a probe signal
+  int64_t compile_alerted_for_ = -2;    // last_compile_step_ when a compile alert last fired
+  int64_t compiled_regions_seen_ = 0;   // torch.compile regions run before this step
+  int64_t eager_fallbacks_before_ = 0;  // eager fallbacks of the previous step
+  int64_t slow_streak_ = 0;             // slow steps in a row, none with a probe signal
   int64_t slow_streak_first_ = 0;
-  int64_t profiling_streak_ = 0;                             // steps in a row with profiling runs
+  int64_t profiling_streak_ = 0;  // steps in a row with profiling runs
   MemoryTrend memory_trend_;
   std::vector<std::pair<std::string, int64_t>> last_fired_;  // rule -> step, one entry per rule
   int64_t suppressed_ = 0;

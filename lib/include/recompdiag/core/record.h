@@ -31,6 +31,8 @@ inline constexpr char kComm[] = "comm";            ///< The collectives of a ran
 inline constexpr char kMemory[] = "memory";        ///< The process-memory probe (MemoryStats).
 /// The CUDA caching allocator's probe (CudaMemoryStats).
 inline constexpr char kCudaMemory[] = "cuda_memory";
+/// The torch.compile probe (CompiledStats): what TorchDynamo ran in the step.
+inline constexpr char kCompiled[] = "compiled";
 }  // namespace sections
 
 /// Availability of one probe or SDK: `available` or the reason it is not.
@@ -130,6 +132,20 @@ struct CudaMemoryStats {
   int64_t reserved_bytes = 0;   ///< Bytes the allocator holds from the driver, cached or in use.
 };
 
+/// What torch.compile (TorchDynamo) ran in one step, from the RecordFunction scopes dynamo opens:
+/// "TorchDynamo Cache Lookup" on each call of a frame that has compiled code, and
+/// "Torch-Compiled Region: F/C" around each run of compiled code (F: frame, C: its compile).
+struct CompiledStats {
+  int64_t lookups = 0;      ///< Calls of frames with compiled code (cache lookups).
+  int64_t region_runs = 0;  ///< Runs of compiled code.
+  /// Compiled regions run for the first time: a compile happened (a frame's first or a later).
+  int64_t compiles = 0;
+  int64_t recompiles = 0;  ///< Of which a frame's second or later compile (C > 0).
+  /// Lookups that ran no compiled code: the frame ran eagerly (recompile limit reached, skipped).
+  int64_t eager_fallbacks = 0;
+  double compile_ms = 0.0;  ///< Time dynamo spent compiling in the step (its compile callbacks).
+};
+
 /// One training step.
 struct StepRecord {
   int64_t step = 0;                  ///< Global step, from 0.
@@ -150,6 +166,7 @@ struct StepRecord {
   std::optional<CommStats> comm;    ///< Present in the steps of a data-parallel rank.
   std::optional<MemoryStats> memory;
   std::optional<CudaMemoryStats> cuda_memory;
+  std::optional<CompiledStats> compiled;  ///< Present when the torch.compile probe ran.
   std::vector<std::string> alerts;  ///< Rule names of alerts raised at this step.
 };
 

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// One field table per probe section of a step (dispatch, jit, optimizer, placement, cupti, comm,
-/// memory, cuda_memory): each field's JSON name, struct member, unit, help text and the Prometheus
+/// memory, cuda_memory, compiled): each field's JSON name, struct member, unit, help text and the Prometheus
 /// series it feeds.
 ///
 /// Everything that handles a section iterates its table instead of naming fields: the run-file
@@ -215,6 +215,21 @@ inline constexpr Field<CudaMemoryStats> kCudaMemoryFields[] = {
     {"reserved_bytes", &CudaMemoryStats::reserved_bytes, FieldUnit::kLevel, "Bytes the CUDA caching allocator holds from the driver at step end",
      gauge("recompdiag_cuda_allocator_bytes", "kind", "reserved")},
 };
+
+inline constexpr Field<CompiledStats> kCompiledFields[] = {
+    {"lookups", &CompiledStats::lookups, FieldUnit::kCount, "Calls of frames that have torch.compile code: dynamo cache lookups",
+     counter("recompdiag_compiled_lookups_total")},
+    {"region_runs", &CompiledStats::region_runs, FieldUnit::kCount, "Runs of torch.compile code (compiled regions)",
+     counter("recompdiag_compiled_region_runs_total")},
+    {"compiles", &CompiledStats::compiles, FieldUnit::kCount, "Compiled regions run for the first time: torch.compile compiles",
+     counter("recompdiag_compile_events_total", "kind", "dynamo_compile")},
+    {"recompiles", &CompiledStats::recompiles, FieldUnit::kCount, "Compiles of a frame that had compiled before: a guard failed (counted in compiles too)",
+     {}},
+    {"eager_fallbacks", &CompiledStats::eager_fallbacks, FieldUnit::kCount, "Calls of a compiled frame that ran no compiled code: eager (recompile limit, skipped frame)",
+     counter("recompdiag_compiled_eager_fallbacks_total")},
+    {"compile_ms", &CompiledStats::compile_ms, FieldUnit::kMilliseconds, "Time torch.compile spent compiling in the step",
+     counter("recompdiag_compile_seconds_total", "compiler", "dynamo")},
+};
 // clang-format on
 
 inline bool dispatch_counted(const DispatchStats& s) { return s.sampled; }
@@ -237,6 +252,8 @@ inline constexpr Section<MemoryStats> kMemorySection{sections::kMemory, &StepRec
 inline constexpr Section<CudaMemoryStats> kCudaMemorySection{
     sections::kCudaMemory, &StepRecord::cuda_memory, kCudaMemoryFields,
     std::size(kCudaMemoryFields)};
+inline constexpr Section<CompiledStats> kCompiledSection{
+    sections::kCompiled, &StepRecord::compiled, kCompiledFields, std::size(kCompiledFields)};
 
 /// A section as a type: `decltype(c)::value` is the `Section` constant, usable where a constant
 /// expression is needed (code that unrolls a section's fields at compile time, as the exporter's
@@ -258,6 +275,7 @@ void for_each_section_constant(F&& f) {
   f(SectionConstant<kCommSection>{});
   f(SectionConstant<kMemorySection>{});
   f(SectionConstant<kCudaMemorySection>{});
+  f(SectionConstant<kCompiledSection>{});
 }
 
 /// Calls `f(section)` for every probe section, in run-file order. `f` is a generic callable.

@@ -32,6 +32,7 @@
 #include "recompdiag/core/record_sink.h"
 #include "recompdiag/core/turn_channel.h"
 #include "recompdiag/probes/cupti_probe.h"
+#include "recompdiag/probes/optimizer_probe.h"
 
 namespace torch::nn {
 class Module;
@@ -46,6 +47,7 @@ struct CompilationUnit;
 namespace recompdiag::probes {
 
 class CommProbe;
+class CompiledProbe;
 class JitProbe;
 class OptimizerStateProbe;
 class PlacementStepProbe;
@@ -69,6 +71,11 @@ struct MonitorOptions {
   /// The process's resident memory (section `memory`) and, on CUDA, the caching allocator's bytes
   /// (section `cuda_memory`), read at every step end.
   bool memory = true;
+  /// The torch.compile probe (section `compiled`, compiled_probe.h): dynamo's cache lookups,
+  /// compiled-region runs, compiles and eager fallbacks per step. Off by default: only Python
+  /// loops run torch.compile (the Python package turns it on), and its RecordFunction callback
+  /// would cost every C++ op a test.
+  bool compiled = false;
   /// NVTX ranges for run, phase and step (free without a tool attached).
   bool nvtx = true;
   /// Observe ops every Nth step only (1: every step). Unsampled steps cost nothing.
@@ -102,6 +109,16 @@ struct MonitorOptions {
   bool take_turns = true;
 };
 
+/// What a Monitor inspects at each step end when the model and the optimizer are not LibTorch C++
+/// objects (a Python training loop, through the Python package). Each function is called on the
+/// training thread inside end_step; an empty one leaves its probe nothing to inspect.
+struct TrainingStateSource {
+  /// Fills the model's parameters and buffers (placement probe); both come empty.
+  std::function<void(std::vector<at::Tensor>& params, std::vector<at::Tensor>& buffers)> model;
+  /// The optimizer's param groups and state (optimizer probe).
+  std::function<OptimizerSnapshot()> optimizer;
+};
+
 /// Watches one training loop: its model, its optimizer and the steps it marks.
 ///
 /// Not thread-safe: call every method from the training thread (the probes' callbacks on other
@@ -117,6 +134,9 @@ class Monitor {
   /// (no GPU for CUPTI, ...) do not throw: see probe_availability().
   Monitor(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
           MonitorOptions options = {});
+  /// A Monitor of a model and optimizer that LibTorch does not hold: `source` hands their tensors
+  /// over at each step end. Throws as the constructor above.
+  explicit Monitor(TrainingStateSource source, MonitorOptions options = {});
   ~Monitor();
   Monitor(const Monitor&) = delete;
   Monitor& operator=(const Monitor&) = delete;
@@ -178,10 +198,15 @@ class Monitor {
   /// The collectives probe, to report each collective of the step to; nullptr unless
   /// MonitorOptions::comm is on.
   CommProbe* comm() { return comm_; }
+  /// The torch.compile probe, to add compile time to; nullptr unless MonitorOptions::compiled is
+  /// on and the probe runs.
+  CompiledProbe* compiled() { return compiled_; }
   /// The step begin_step marked last (or will mark next when between steps).
   int64_t current_step() const { return step_; }
 
  private:
+  Monitor(torch::nn::Module* model, torch::optim::Optimizer* optimizer, TrainingStateSource source,
+          MonitorOptions options);
   void emit(EventRecord event);
   void wait_for_turn();
 
@@ -193,6 +218,7 @@ class Monitor {
   OptimizerStateProbe* optimizer_ = nullptr;  // in probes_, for set_optimizer()
   PlacementStepProbe* placement_ = nullptr;   // in probes_, for set_model()
   CommProbe* comm_ = nullptr;                 // in probes_, for comm(); null when off
+  CompiledProbe* compiled_ = nullptr;         // in probes_, for compiled(); null when off
   HealthMonitor health_;
   std::vector<EventRecord> events_;
   int64_t events_dropped_ = 0;

@@ -3,7 +3,11 @@
 /// The optimizer-state probe: where the optimizer state lives, checked against each parameter, and
 /// whether the lr asked for is the lr in effect.
 
+#include <ATen/core/Tensor.h>
+
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +18,21 @@ class Optimizer;
 }  // namespace torch::optim
 
 namespace recompdiag::probes {
+
+/// One parameter as the optimizer holds it: what the probe checks, from any optimizer (a
+/// torch::optim one, or a Python one through the Python package).
+struct ParamStateSnapshot {
+  at::Tensor param;
+  bool has_state = false;         ///< The optimizer holds state for it.
+  std::vector<at::Tensor> state;  ///< Its state tensors (moments); undefined ones are skipped.
+  std::optional<int64_t> step;    ///< Its step counter, for optimizers that keep one.
+};
+
+/// An optimizer at one moment: the lr of each param group and every parameter's state.
+struct OptimizerSnapshot {
+  std::vector<double> group_lrs;
+  std::vector<ParamStateSnapshot> params;
+};
 
 /// Inspects a torch::optim::Optimizer after its step: for every parameter, its state tensors'
 /// device, dtype and bytes against the parameter's; Adam/AdamW/Adagrad/RMSprop step counters.
@@ -35,16 +54,25 @@ class OptimizerStateProbe {
   bool available() const { return availability_.available; }
 
   /// Replaces the inspected optimizer (e.g. rebuilt after a recompile). Null detaches.
-  void set_optimizer(torch::optim::Optimizer* optimizer) { optimizer_ = optimizer; }
+  void set_optimizer(torch::optim::Optimizer* optimizer) {
+    optimizer_ = optimizer;
+    source_ = nullptr;
+  }
+  /// Inspects what `source` returns at each step instead of a torch::optim::Optimizer (an
+  /// optimizer LibTorch does not hold: the Python package's). Empty detaches.
+  void set_source(std::function<OptimizerSnapshot()> source) { source_ = std::move(source); }
   /// The lr the trainer means to be in effect; 0 (the default) disables the lr check.
   void set_requested_lr(double lr) { requested_lr_ = lr; }
 
   /// Inspects the optimizer now. Allocates (the state map keys); call at step end.
   OptimizerStats inspect();
+  /// The findings of one snapshot, against the previous inspection (a reset, state that existed).
+  OptimizerStats inspect(const OptimizerSnapshot& snapshot);
 
  private:
   Availability availability_{true, ""};
   torch::optim::Optimizer* optimizer_ = nullptr;
+  std::function<OptimizerSnapshot()> source_;
   double requested_lr_ = 0.0;
   int64_t previous_step_max_ = 0;
   int64_t previous_with_state_ = 0;

@@ -1,0 +1,51 @@
+#pragma once
+/// \file
+/// The torch.compile probe: per step, what TorchDynamo ran (compiled code, compiles, eager
+/// fallbacks), seen from C++ through the RecordFunction scopes dynamo opens.
+///
+/// Dynamo opens "TorchDynamo Cache Lookup" on each call of a frame that has compiled code and
+/// "Torch-Compiled Region: F/C" around each run of compiled code, F the frame and C its compile
+/// ("!A/F/C" under compiled autograd). A region seen for the first time was just compiled (C > 0:
+/// a recompile, some guard failed); a lookup that no region follows ran the frame eagerly: dynamo
+/// reached its recompile limit or skipped the frame. Compile time is not visible to a C++
+/// callback (dynamo records its compile phases only while torch.profiler runs): the Python package
+/// measures it with dynamo's compile callbacks and adds it here.
+
+#include <memory>
+
+#include "recompdiag/probes/step_probe.h"
+
+namespace recompdiag::probes {
+
+/// Counts dynamo's scopes per step into `StepRecord::compiled`. Owns a global RecordFunction
+/// callback (function scope, no inputs) while alive. Scope callbacks may come from any thread;
+/// the other methods are called from the training thread.
+class CompiledProbe final : public StepProbe {
+ public:
+  CompiledProbe();
+  ~CompiledProbe() override;
+  CompiledProbe(const CompiledProbe&) = delete;
+  CompiledProbe& operator=(const CompiledProbe&) = delete;
+  CompiledProbe(CompiledProbe&&) = delete;
+  CompiledProbe& operator=(CompiledProbe&&) = delete;
+
+  const char* name() const override;
+  const Availability& availability() const override;
+  void begin_step(const StepBegin& begin) override;
+  void end_step(StepRecord& record) override;
+
+  /// Adds time dynamo spent compiling to the current step (from dynamo's compile callbacks).
+  void add_compile_time(double ms);
+  /// Distinct compiled regions (F/C) seen so far.
+  int64_t regions_seen() const;
+
+  struct State;  // what the scope callback writes; public for the callback, opaque to users
+
+ private:
+  std::unique_ptr<State> state_;
+  Availability availability_{true, ""};
+  uint64_t callback_ = 0;
+  bool begun_ = false;
+};
+
+}  // namespace recompdiag::probes

@@ -1,0 +1,117 @@
+// The torch.compile probe. See compiled_probe.h. Compiled with NDEBUG forced, like the other
+// probes that install a RecordFunction callback (RecordFunction's layout depends on NDEBUG).
+#include "recompdiag/probes/compiled_probe.h"
+
+#include <ATen/record_function.h>
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+
+namespace recompdiag::probes {
+
+// Dynamo's scopes come a few per step from the thread that runs Python: a mutex costs nothing
+// there. Every other op pays only the prefix test in on_scope.
+struct CompiledProbe::State {
+  std::mutex mutex;
+  CompiledStats step;
+  std::unordered_set<std::string> regions;  // every F/C seen: a new one is a compile
+  bool lookup_pending = false;              // a lookup that no region has followed yet
+
+  void on_lookup() {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (lookup_pending) ++step.eager_fallbacks;
+    lookup_pending = true;
+    ++step.lookups;
+  }
+  void on_region(std::string_view id) {
+    std::lock_guard<std::mutex> lock(mutex);
+    lookup_pending = false;
+    ++step.region_runs;
+    if (!regions.emplace(id).second) return;
+    ++step.compiles;
+    // "F/C" or "!A/F/C": the compile number is after the last '/'.
+    const size_t slash = id.rfind('/');
+    if (slash != std::string_view::npos && id.substr(slash + 1) != "0") ++step.recompiles;
+  }
+};
+
+namespace {
+
+constexpr std::string_view kLookup = "TorchDynamo Cache Lookup";
+constexpr std::string_view kRegion = "Torch-Compiled Region: ";
+
+// The live probe's state: RecordFunction callbacks carry no user data, so one probe per process
+// counts (a second one reports itself unavailable, as the dispatcher probe does).
+std::atomic<CompiledProbe::State*> g_state{nullptr};
+
+std::unique_ptr<at::ObserverContext> on_scope(const at::RecordFunction& fn) {
+  const char* name = fn.name();
+  // Every op of the step comes here: reject on the first bytes ("aten::", "autograd::", ...).
+  if (name == nullptr || name[0] != 'T' || name[1] != 'o') return nullptr;
+  CompiledProbe::State* state = g_state.load(std::memory_order_acquire);
+  if (state == nullptr) return nullptr;
+  const std::string_view n(name);
+  if (n == kLookup) {
+    state->on_lookup();
+  } else if (n.substr(0, kRegion.size()) == kRegion) {
+    state->on_region(n.substr(kRegion.size()));
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+CompiledProbe::CompiledProbe() : state_(std::make_unique<State>()) {
+  State* expected = nullptr;
+  if (!g_state.compare_exchange_strong(expected, state_.get())) {
+    availability_ = {false, "unavailable: another torch.compile probe is alive in this process"};
+    return;
+  }
+  callback_ = at::addGlobalCallback(
+      at::RecordFunctionCallback(&on_scope).needsInputs(false).scopes({at::RecordScope::FUNCTION}));
+}
+
+CompiledProbe::~CompiledProbe() {
+  if (callback_ != 0) at::removeCallback(callback_);
+  State* mine = state_.get();
+  g_state.compare_exchange_strong(mine, nullptr);
+}
+
+const char* CompiledProbe::name() const { return sections::kCompiled; }
+const Availability& CompiledProbe::availability() const { return availability_; }
+
+void CompiledProbe::begin_step(const StepBegin&) {
+  begun_ = true;
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  // Compile time noted between steps (a compile callback after end_step) stays with the next
+  // step; the counts start afresh.
+  const double compile_ms = state_->step.compile_ms;
+  state_->step = CompiledStats{};
+  state_->step.compile_ms = compile_ms;
+}
+
+void CompiledProbe::end_step(StepRecord& record) {
+  if (!availability_.available) return;
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  // A lookup still pending at step end ran its frame eagerly.
+  if (state_->lookup_pending) ++state_->step.eager_fallbacks;
+  state_->lookup_pending = false;
+  if (begun_) record.compiled = state_->step;
+  begun_ = false;
+  state_->step = CompiledStats{};
+}
+
+void CompiledProbe::add_compile_time(double ms) {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->step.compile_ms += ms;
+}
+
+int64_t CompiledProbe::regions_seen() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return static_cast<int64_t>(state_->regions.size());
+}
+
+}  // namespace recompdiag::probes

@@ -1,0 +1,191 @@
+"""The Python face of the C++ Monitor: a step context, events, and torch.compile's own reports
+(compile time, each recompile's guard failure) handed to the torch.compile probe."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import socket
+import time
+from typing import Any, Iterable, Optional
+
+import torch
+
+from . import _core
+from .dynamo_hooks import DynamoHooks
+
+
+class Step:
+    """One step in progress: set `loss` (a tensor or a number) and, when the model has several
+    heads, `head_losses`; read `alerts` after the step ends."""
+
+    def __init__(self) -> None:
+        self.loss: Any = None
+        self.head_losses: Iterable[Any] = ()
+        self.alerts: list[str] = []
+
+
+class Monitor:
+    """Watches a Python training loop.
+
+    model, optimizer: the torch.nn.Module and torch.optim.Optimizer to inspect at each step end
+        (placement, optimizer state and lr); either may be None.
+    out: the run file to write (JSON Lines, as the C++ trainer writes); None writes none.
+    mode: the run's label in reports ("recompile", "mutable", or your own).
+    device: the device the model is meant to train on ("cpu", "cuda").
+    metrics: "host:port" to serve Prometheus metrics on, or None.
+    compiled: count torch.compile's work per step (section `compiled`); on by default.
+    config: your run's configuration, kept in the run file's header.
+    """
+
+    def __init__(
+        self,
+        model: Optional[torch.nn.Module] = None,
+        optimizer: Optional[torch.optim.Optimizer] = None,
+        out: Optional[str] = "run.jsonl",
+        *,
+        mode: str = "python",
+        device: str = "cpu",
+        metrics: Optional[str] = None,
+        compiled: bool = True,
+        dispatcher: bool = True,
+        dispatcher_sample_every: int = 1,
+        warmup_steps: int = 10,
+        log_alerts: bool = True,
+        config: Optional[dict] = None,
+        seed: int = 0,
+    ) -> None:
+        header = {
+            "mode": mode,
+            "optimizer": type(optimizer).__name__ if optimizer is not None else "",
+            "device_requested": device,
+            "device_used": device,
+            "torch_version": torch.__version__,
+            "cuda_available": torch.cuda.is_available(),
+            "step_timing": "host steady clock around the step"
+            + ("; ends after the loss read, which synchronises with the device" if device.startswith("cuda") else ""),
+            "config": config or {},
+            "seed": seed,
+            "start_time": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "host": socket.gethostname(),
+        }
+        options = {
+            "device": device,
+            "dispatcher": dispatcher,
+            "dispatcher_sample_every": dispatcher_sample_every,
+            "compiled": compiled,
+            "optimizer": True,
+            "placement": True,
+            "memory": True,
+            "cupti": device.startswith("cuda"),
+            "jit": True,
+            "log_alerts": log_alerts,
+            "warmup_steps": warmup_steps,
+        }
+        self._run = _core.Run(model, optimizer, out or "", json.dumps(header), options, metrics or "")
+        self._optimizer = optimizer
+        self._started = time.monotonic()
+        self._step = 0
+        self._epoch = 0
+        self._step_in_phase = 0
+        self._loss_weights: list[float] = []
+        self._hooks = DynamoHooks(self) if compiled else None
+
+    # -- steps ---------------------------------------------------------------------------------
+    def step_begin(self, step: Optional[int] = None) -> None:
+        """Marks the start of a step (`step`: the global step; default the next one)."""
+        if step is not None:
+            self._step = step
+        self._run.begin_step(self._step)
+        self._t0 = time.perf_counter()
+
+    def step_end(self, loss: Any = None, head_losses: Iterable[Any] = (), lr: Any = None) -> list[str]:
+        """Ends the step: reads the losses (tensors are read here, as the recorder's reads),
+        runs the probes and health rules, writes the step. Returns the rules that fired."""
+        wall_ms = (time.perf_counter() - self._t0) * 1e3
+        alerts = self._run.end_step(
+            loss, list(head_losses), self._loss_weights, lr, self._epoch, self._step_in_phase, wall_ms
+        )
+        self._step += 1
+        self._step_in_phase += 1
+        return alerts
+
+    def step(self, step: Optional[int] = None) -> "_StepContext":
+        """`with monitor.step() as s: ...; s.loss = loss`: step_begin and step_end around a block."""
+        return _StepContext(self, step)
+
+    # -- what the loop tells ------------------------------------------------------------------
+    def note_event(self, kind: str, reason: str, detail: Optional[dict] = None) -> None:
+        """Notes an event at the current step: "compile" (its reason goes into compile alerts),
+        "phase_start" (detail {"phase": n}), "lr_change", "loss_weights_change", "optimizer_rebuild",
+        "note"."""
+        if kind == "phase_start":
+            self._step_in_phase = 0
+        self._run.note_event(kind, reason, json.dumps(detail or {}))
+
+    def set_epoch(self, epoch: int) -> None:
+        self._epoch = epoch
+
+    def set_loss_weights(self, weights: Iterable[float]) -> None:
+        """The loss weights in effect, recorded with each step."""
+        self._loss_weights = [float(w) for w in weights]
+
+    def set_requested_lr(self, lr: float) -> None:
+        """The lr you mean to be in effect, checked against every param group at each step."""
+        self._run.set_requested_lr(float(lr))
+
+    def set_model(self, model: torch.nn.Module) -> None:
+        """Inspects another model from the next step on (one given at construction)."""
+        self._run.set_model(model)
+
+    def set_optimizer(self, optimizer: torch.optim.Optimizer) -> None:
+        """Inspects another optimizer from the next step on (e.g. rebuilt after a recompile): a
+        fresh one shows as a state reset, its step counters having fallen."""
+        self._optimizer = optimizer
+        self._run.set_optimizer(optimizer)
+
+    def take_turn(self) -> None:
+        """Waits for this run's turn under `recompdiag ab --a-cmd ... --b-cmd ...` (call at epoch
+        boundaries); returns at once otherwise."""
+        self._run.take_turn()
+
+    @property
+    def probes(self) -> dict:
+        """Probe name -> {"available": bool, "reason": str}."""
+        return json.loads(self._run.probes())
+
+    @property
+    def metrics_url(self) -> str:
+        return self._run.metrics_url()
+
+    def close(self, status: str = "completed") -> None:
+        """Writes the run's summary line. Called by `with Monitor(...)` and at interpreter exit."""
+        if self._hooks is not None:
+            self._hooks.remove()
+            self._hooks = None
+        self._run.close(status, time.monotonic() - self._started)
+
+    def __enter__(self) -> "Monitor":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.close("completed" if exc_type is None else ("interrupted" if exc_type is KeyboardInterrupt else "failed"))
+
+    # -- for DynamoHooks -----------------------------------------------------------------------
+    def _add_compile_time(self, ms: float) -> None:
+        self._run.add_compile_time(ms)
+
+
+class _StepContext:
+    def __init__(self, monitor: Monitor, step: Optional[int]) -> None:
+        self._monitor = monitor
+        self._index = step
+        self._step = Step()
+
+    def __enter__(self) -> Step:
+        self._monitor.step_begin(self._index)
+        return self._step
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self._step.alerts = self._monitor.step_end(self._step.loss, self._step.head_losses)

@@ -1,0 +1,260 @@
+// recompdiag._core: the C++ Monitor for a Python training loop. One class, `Run`: a Monitor over a
+// Python model and optimizer, writing the run file (and serving Prometheus metrics) as the C++
+// trainer does. The Python layer (recompdiag/monitor.py) stays thin; probes and rules are C++.
+// Compiled with NDEBUG forced, like the probes (RecordFunction's layout depends on NDEBUG).
+#include <torch/extension.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "recompdiag/core/error.h"
+#include "recompdiag/core/run_io.h"
+#include "recompdiag/core/version.h"
+#include "recompdiag/probes/compiled_probe.h"
+#include "recompdiag/probes/dispatcher_probe.h"
+#include "recompdiag/probes/monitor.h"
+#include "recompdiag/reports/prometheus_exporter.h"
+
+namespace py = pybind11;
+
+namespace recompdiag::python {
+namespace {
+
+bool is_tensor(const py::handle& h) { return THPVariable_Check(h.ptr()); }
+
+// A Python number or one-element tensor as a double. Tensors are read inside the recorder's
+// scope: the dispatcher probe counts that read as the recorder's, not the model's sync.
+double read_value(const py::handle& h) {
+  if (!is_tensor(h)) return h.cast<double>();
+  const at::Tensor t = THPVariable_Unpack(h.ptr());
+  RECORD_USER_SCOPE(probes::kRecorderReadScope);
+  return t.detach().to(at::kDouble).item<double>();
+}
+
+// The optimizer's groups and state, read from a torch.optim.Optimizer at step end.
+probes::OptimizerSnapshot snapshot_of(const py::object& optimizer) {
+  probes::OptimizerSnapshot out;
+  const py::dict state = optimizer.attr("state");
+  for (const py::handle group : optimizer.attr("param_groups")) {
+    const py::dict g = py::reinterpret_borrow<py::dict>(group);
+    out.group_lrs.push_back(g.contains("lr") ? read_value(g["lr"]) : 0.0);
+    for (const py::handle param : g["params"]) {
+      probes::ParamStateSnapshot p;
+      p.param = THPVariable_Unpack(param.ptr());
+      if (state.contains(param)) {
+        p.has_state = true;
+        for (const auto item : py::reinterpret_borrow<py::dict>(state[param])) {
+          if (py::str(item.first).cast<std::string>() == "step") {
+            p.step = static_cast<int64_t>(read_value(item.second));
+          } else if (is_tensor(item.second)) {
+            p.state.push_back(THPVariable_Unpack(item.second.ptr()));
+          }
+        }
+      }
+      out.params.push_back(std::move(p));
+    }
+  }
+  return out;
+}
+
+void tensors_of(const py::object& model, std::vector<at::Tensor>& params,
+                std::vector<at::Tensor>& buffers) {
+  for (const py::handle t : model.attr("parameters")())
+    params.push_back(THPVariable_Unpack(t.ptr()));
+  for (const py::handle t : model.attr("buffers")()) buffers.push_back(THPVariable_Unpack(t.ptr()));
+}
+
+// Every record to the run file, and to the exporter when metrics are served.
+class Fanout final : public RecordSink {
+ public:
+  std::vector<RecordSink*> sinks;
+  void on_run_start(const RunHeader& h) override {
+    for (RecordSink* s : sinks) s->on_run_start(h);
+  }
+  void on_step(const StepRecord& r) override {
+    for (RecordSink* s : sinks) s->on_step(r);
+  }
+  void on_event(const EventRecord& e) override {
+    for (RecordSink* s : sinks) s->on_event(e);
+  }
+  void on_run_end(const RunSummary& r) override {
+    for (RecordSink* s : sinks) s->on_run_end(r);
+  }
+};
+
+class Run {
+ public:
+  // `header` is the run header's JSON as Python builds it (mode, config, ...), completed here with
+  // what C++ knows (tool version, probes); `options` the MonitorOptions the Python API exposes.
+  Run(py::object model, py::object optimizer, const std::string& out, const std::string& header,
+      const py::dict& options, const std::string& metrics_listen)
+      : model_(std::move(model)), optimizer_(std::move(optimizer)) {
+    if (!metrics_listen.empty()) {
+      reports::MetricsOptions m;
+      m.listen_addr = metrics_listen;
+      exporter_ = std::make_unique<reports::PrometheusExporter>(m);
+    }
+    if (!out.empty()) file_ = std::make_unique<RunFileSink>(out);
+    if (file_) fanout_.sinks.push_back(file_.get());
+    if (exporter_) fanout_.sinks.push_back(exporter_.get());
+
+    probes::MonitorOptions o;
+    o.expected_device = options["device"].cast<std::string>();
+    o.dispatcher = options["dispatcher"].cast<bool>();
+    o.dispatcher_sample_every = options["dispatcher_sample_every"].cast<int64_t>();
+    o.compiled = options["compiled"].cast<bool>();
+    o.optimizer = options["optimizer"].cast<bool>() && !optimizer_.is_none();
+    o.placement = options["placement"].cast<bool>() && !model_.is_none();
+    o.memory = options["memory"].cast<bool>();
+    o.cupti = options["cupti"].cast<bool>();
+    o.jit = options["jit"].cast<bool>();
+    o.log_alerts = options["log_alerts"].cast<bool>();
+    o.health.warmup_steps = options["warmup_steps"].cast<int64_t>();
+    o.event_sink = &fanout_;
+    probes::TrainingStateSource source;
+    if (!model_.is_none()) {
+      source.model = [this](std::vector<at::Tensor>& p, std::vector<at::Tensor>& b) {
+        tensors_of(model_, p, b);
+      };
+    }
+    if (!optimizer_.is_none()) source.optimizer = [this] { return snapshot_of(optimizer_); };
+    monitor_ = std::make_unique<probes::Monitor>(std::move(source), o);
+
+    header_ = run_header_from_json(nlohmann::json::parse(header));
+    header_.tool_version = kToolVersion;
+    header_.probes = monitor_->probe_availability();
+    header_.cupti = monitor_->cupti_availability();
+    fanout_.on_run_start(header_);
+  }
+
+  void begin_step(int64_t step) { open().begin_step(step); }
+
+  // Reads the losses (the recorder's reads), ends the step, writes it; returns the fired rules.
+  std::vector<std::string> end_step(const py::object& loss, const py::list& head_losses,
+                                    const std::vector<double>& loss_weights, const py::object& lr,
+                                    int epoch, int64_t step_in_phase, double wall_ms) {
+    StepRecord r;
+    if (!loss.is_none()) r.loss = read_value(loss);
+    for (const py::handle h : head_losses) r.head_losses.push_back(read_value(h));
+    if (wall_ms > 0.0) r.wall_ms = wall_ms;
+    open().end_step(r);
+    r.phase = phase_;
+    r.epoch = epoch;
+    r.step_in_phase = step_in_phase;
+    r.loss_weights = loss_weights;
+    if (!lr.is_none()) {
+      r.lr = read_value(lr);
+    } else if (r.optimizer) {
+      r.lr = r.optimizer->lr_effective;
+    }
+    fanout_.on_step(r);
+    ++steps_;
+    last_loss_ = r.loss;
+    last_heads_ = r.head_losses;
+    return r.alerts;
+  }
+
+  void note_event(const std::string& kind, const std::string& reason, const std::string& detail) {
+    const std::optional<EventKind> k = parse_event_kind(kind);
+    if (!k) throw InputError("unknown event kind '" + kind + "'");
+    nlohmann::json d = detail.empty() ? nlohmann::json::object() : nlohmann::json::parse(detail);
+    if (*k == EventKind::kPhaseStart && d.contains("phase")) phase_ = d["phase"].get<int>();
+    open().note_event(*k, reason, std::move(d));
+  }
+
+  void add_compile_time(double ms) {
+    if (!monitor_) return;  // a compile after close
+    if (probes::CompiledProbe* c = monitor_->compiled()) c->add_compile_time(ms);
+  }
+  void set_requested_lr(double lr) { open().set_requested_lr(lr); }
+  // Inspected from the next step on. A fresh optimizer shows as a state reset (its step counters
+  // fall), as in the C++ Monitor.
+  void set_model(py::object model) { model_ = std::move(model); }
+  void set_optimizer(py::object optimizer) { optimizer_ = std::move(optimizer); }
+  void take_turn() { open().take_turn(); }
+  bool takes_turns() const { return monitor_ && monitor_->takes_turns(); }
+  std::string probes() const { return header_.probes.dump(); }
+  std::string metrics_url() const { return exporter_ ? exporter_->metrics_url() : ""; }
+
+  void close(const std::string& status, double elapsed_s) {
+    if (closed_) return;
+    closed_ = true;
+    RunSummary s;
+    s.steps = steps_;
+    s.elapsed_s = elapsed_s;
+    s.status = status;
+    s.final_loss = last_loss_;
+    s.final_head_losses = last_heads_;
+    fanout_.on_run_end(s);
+    // The probes go now, not when Python collects this object: their global callbacks would
+    // otherwise keep counting, and a next Monitor's torch.compile probe would find one alive.
+    monitor_.reset();
+    fanout_.sinks.clear();
+    file_.reset();
+  }
+
+ private:
+  probes::Monitor& open() {
+    if (!monitor_) throw InputError("the recompdiag monitor is closed");
+    return *monitor_;
+  }
+
+  static RunHeader run_header_from_json(const nlohmann::json& j) {
+    RunHeader h;
+    h.mode = j.value("mode", "");
+    h.optimizer_handoff = j.value("optimizer_handoff", "none");
+    h.optimizer = j.value("optimizer", "");
+    h.device_requested = j.value("device_requested", "cpu");
+    h.device_used = j.value("device_used", h.device_requested);
+    h.torch_version = j.value("torch_version", "");
+    h.cuda_available = j.value("cuda_available", false);
+    h.step_timing = j.value("step_timing", "host steady clock around the step");
+    h.config = j.value("config", nlohmann::json::object());
+    h.seed = j.value("seed", uint64_t{0});
+    h.start_time = j.value("start_time", "");
+    h.host = j.value("host", "");
+    return h;
+  }
+
+  py::object model_;
+  py::object optimizer_;
+  std::unique_ptr<RunFileSink> file_;
+  std::unique_ptr<reports::PrometheusExporter> exporter_;
+  Fanout fanout_;
+  std::unique_ptr<probes::Monitor> monitor_;
+  RunHeader header_;
+  int phase_ = 1;
+  int64_t steps_ = 0;
+  double last_loss_ = 0.0;
+  std::vector<double> last_heads_;
+  bool closed_ = false;
+};
+
+}  // namespace
+}  // namespace recompdiag::python
+
+PYBIND11_MODULE(_core, m) {
+  using recompdiag::python::Run;
+  m.doc() = "recompdiag's C++ monitor for Python training loops (see recompdiag.Monitor)";
+  m.attr("version") = recompdiag::kToolVersion;
+  py::register_exception<recompdiag::InputError>(m, "InputError", PyExc_ValueError);
+  py::class_<Run>(m, "Run")
+      .def(py::init<py::object, py::object, const std::string&, const std::string&, const py::dict&,
+                    const std::string&>(),
+           py::arg("model"), py::arg("optimizer"), py::arg("out"), py::arg("header"),
+           py::arg("options"), py::arg("metrics_listen"))
+      .def("begin_step", &Run::begin_step)
+      .def("end_step", &Run::end_step)
+      .def("note_event", &Run::note_event)
+      .def("add_compile_time", &Run::add_compile_time)
+      .def("set_requested_lr", &Run::set_requested_lr)
+      .def("set_model", &Run::set_model)
+      .def("set_optimizer", &Run::set_optimizer)
+      .def("take_turn", &Run::take_turn, py::call_guard<py::gil_scoped_release>())
+      .def("takes_turns", &Run::takes_turns)
+      .def("probes", &Run::probes)
+      .def("metrics_url", &Run::metrics_url)
+      .def("close", &Run::close);
+}

@@ -1,0 +1,95 @@
+"""The torch.compile probe and its rules, on loops that recompile the way the issues report."""
+
+import pytest
+import torch
+
+import recompdiag
+from conftest import read_run
+
+dynamo = pytest.importorskip("torch._dynamo")
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def compiled_loop(monitor, lrs, dynamic=False):
+    """A Linear + Adam loop whose optimizer step is compiled and whose lr is a Python float that
+    takes the given values, one per step (pytorch#107076)."""
+    model = torch.nn.Linear(4, 1)
+    opt = torch.optim.Adam(model.parameters(), lr=lrs[0])
+    monitor.set_model(model)
+    monitor.set_optimizer(opt)
+
+    @torch.compile(backend="eager", dynamic=dynamic)
+    def opt_step():
+        opt.step()
+
+    x, y = torch.randn(8, 4), torch.randn(8, 1)
+    for step, lr in enumerate(lrs):
+        for g in opt.param_groups:
+            g["lr"] = lr
+        with monitor.step(step) as s:
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            opt_step()
+            opt.zero_grad()
+            s.loss = loss
+    return read_run(monitor._out)
+
+
+def make_monitor(run_file, **kw):
+    m = recompdiag.Monitor(None, None, run_file, warmup_steps=3, log_alerts=False, **kw)
+    m._out = run_file
+    return m
+
+
+def test_steady_compiled_loop_compiles_once(run_file):
+    m = make_monitor(run_file)
+    compiled_loop(m, [0.01] * 6)
+    m.close()
+    run = read_run(run_file)
+    compiled = [s["compiled"] for s in run["step"]]
+    assert compiled[0]["compiles"] >= 1
+    assert sum(c["compiles"] for c in compiled[1:]) == 0
+    assert all(c["region_runs"] >= 1 and c["eager_fallbacks"] == 0 for c in compiled)
+    assert not any(s.get("alerts") for s in run["step"])
+
+
+def test_float_lr_change_recompiles_with_its_guard_failure(run_file):
+    m = make_monitor(run_file)
+    compiled_loop(m, [0.01] * 5 + [0.001] * 3)
+    m.close()
+    run = read_run(run_file)
+    step5 = run["step"][5]
+    assert step5["compiled"]["recompiles"] == 1
+    assert step5["alerts"] == ["compile_after_warmup"]
+    reasons = [e for e in run["event"] if e["event"] == "compile"]
+    assert [e["step"] for e in reasons] == [5]
+    assert "guard failed" in reasons[0]["reason"]
+    assert "self.param_groups[0]['lr'] == 0.01" in reasons[0]["reason"]
+    alerts = [e for e in run["event"] if e["event"] == "alert"]
+    assert len(alerts) == 1 and "param_groups[0]['lr']" in alerts[0]["reason"]
+
+
+def test_recompile_limit_cliff_is_a_compiled_fallback(run_file):
+    limit = torch._dynamo.config.recompile_limit if hasattr(torch._dynamo.config, "recompile_limit") \
+        else torch._dynamo.config.cache_size_limit
+    lrs = [0.01 / (i + 1) for i in range(limit + 3)]
+    m = make_monitor(run_file)
+    compiled_loop(m, lrs)
+    m.close()
+    run = read_run(run_file)
+    compiled = [s["compiled"] for s in run["step"]]
+    # the optimizer's frame: its first compile at step 0, then one recompile per lr up to the limit
+    assert [c["recompiles"] for c in compiled[: limit + 1]] == [0] + [1] * (limit - 1) + [0]
+    first_eager = next(i for i, c in enumerate(compiled) if c["eager_fallbacks"] > 0)
+    assert first_eager == limit
+    assert "compiled_fallback" in run["step"][first_eager].get("alerts", [])
+    assert all(c["eager_fallbacks"] > 0 for c in compiled[first_eager:])
+    # raised once, at the cliff, not at every eager step after it
+    assert sum("compiled_fallback" in s.get("alerts", []) for s in run["step"]) == 1
+    assert any("recompile_limit" in e["reason"] or "eagerly" in e["reason"] for e in run["event"])

@@ -1,0 +1,105 @@
+"""The Python Monitor on eager loops: run file, probes, optimizer and lr checks, recorder reads."""
+
+import pytest
+import torch
+
+import recompdiag
+from conftest import read_run
+
+
+def small_loop(monitor, model, optimizer, steps, start=0, item_in_step=False):
+    x = torch.randn(16, 4)
+    y = torch.randn(16, 1)
+    for step in range(start, start + steps):
+        with monitor.step(step) as s:
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            if item_in_step:
+                _ = loss.item()  # a host read of the model's own
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            s.loss = loss
+    return s
+
+
+def test_run_file_has_header_steps_and_summary(run_file):
+    model = torch.nn.Linear(4, 1)
+    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    with recompdiag.Monitor(model, opt, run_file, mode="python-test", config={"k": 1}) as m:
+        small_loop(m, model, opt, 5)
+    run = read_run(run_file)
+    header = run["run"][0]
+    assert header["mode"] == "python-test"
+    assert header["optimizer"] == "Adam"
+    assert header["config"] == {"k": 1}
+    assert header["torch_version"] == torch.__version__
+    assert header["probes"]["dispatch"]["available"] and header["probes"]["compiled"]["available"]
+    assert [s["step"] for s in run["step"]] == [0, 1, 2, 3, 4]
+    last = run["step"][-1]
+    assert last["optimizer"]["params"] == 2
+    assert last["optimizer"]["params_with_state"] == 2
+    assert last["optimizer"]["state_off_device"] == 0
+    assert last["placement"]["params_off_device"] == 0
+    assert last["dispatch"]["ops"] > 0
+    assert last["loss"] > 0
+    assert run["summary"][0]["steps"] == 5
+
+
+def test_loss_read_is_the_recorders_and_item_is_the_models(run_file):
+    model = torch.nn.Linear(4, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with recompdiag.Monitor(model, opt, run_file, compiled=False, log_alerts=False) as m:
+        small_loop(m, model, opt, 3)
+        small_loop(m, model, opt, 3, start=3, item_in_step=True)
+    steps = read_run(run_file)["step"]
+    assert all(s["dispatch"]["recorder_syncs"] >= 1 for s in steps)
+    assert [s["dispatch"]["syncs"] > 0 for s in steps] == [False] * 3 + [True] * 3
+
+
+def test_fresh_optimizer_is_a_state_reset(run_file):
+    model = torch.nn.Linear(4, 1)
+    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    with recompdiag.Monitor(model, opt, run_file, warmup_steps=2, log_alerts=False) as m:
+        small_loop(m, model, opt, 4)
+        fresh = torch.optim.Adam(model.parameters(), lr=0.01)
+        m.set_optimizer(fresh)
+        last = small_loop(m, model, fresh, 1, start=4)
+    assert "optimizer_state_reset" in last.alerts
+    steps = read_run(run_file)["step"]
+    assert steps[3]["optimizer"]["step_max"] == 4
+    assert steps[4]["optimizer"]["state_reset"] is True
+
+
+def test_lr_not_in_effect(run_file):
+    model = torch.nn.Linear(4, 1)
+    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    with recompdiag.Monitor(model, opt, run_file, warmup_steps=0, log_alerts=False) as m:
+        m.set_requested_lr(0.001)  # asked for, never set on the param groups
+        first = small_loop(m, model, opt, 1)
+        small_loop(m, model, opt, 1, start=1)
+    assert "lr_not_in_effect" in first.alerts
+    step = read_run(run_file)["step"][-1]
+    assert step["optimizer"]["lr_requested"] == pytest.approx(0.001)
+    assert step["optimizer"]["lr_effective"] == pytest.approx(0.01)
+
+
+def test_tensor_lr_is_read(run_file):
+    model = torch.nn.Linear(4, 1)
+    opt = torch.optim.Adam(model.parameters(), lr=torch.tensor(0.02))
+    with recompdiag.Monitor(model, opt, run_file, log_alerts=False) as m:
+        small_loop(m, model, opt, 2)
+    assert read_run(run_file)["step"][-1]["lr"] == pytest.approx(0.02)
+
+
+def test_bad_event_kind_is_an_input_error(run_file):
+    with recompdiag.Monitor(None, None, run_file) as m:
+        with pytest.raises(ValueError, match="unknown event kind 'bogus'"):
+            m.note_event("bogus", "x")
+        m.note_event("note", "still writing")
+    events = read_run(run_file)["event"]
+    assert [e["reason"] for e in events] == ["still writing"]
+
+
+def test_unwritable_run_file_is_an_input_error(tmp_path):
+    with pytest.raises(ValueError):
+        recompdiag.Monitor(None, None, str(tmp_path / "missing" / "run.jsonl"))
