@@ -270,3 +270,56 @@ TEST_CASE("health: an alert becomes an event") {
   CHECK(event.reason == "host_syncs: 3 host syncs");
   CHECK(event.detail["advice"] == "read less often");
 }
+
+TEST_CASE("health: torch.compile compiles after warm-up alert with the guard failure") {
+  HealthMonitor health(quick_options());
+  StepRecord rec = step_at(0);
+  rec.compiled = CompiledStats{0, 3, 3, 0, 0, 900.0};
+  CHECK(health.evaluate(rec).empty());  // warm-up compiles
+  EventRecord guard;
+  guard.kind = EventKind::kCompile;
+  guard.step = 6;
+  guard.reason = "torch.compile recompiles step: guard failed: lr == 0.01";
+  health.note_event(guard);
+  rec = step_at(6);
+  rec.compiled = CompiledStats{3, 3, 1, 1, 0, 75.0};
+  rec.dispatch = DispatchStats{};
+  rec.dispatch->syncs = 19;  // the compile's own host reads
+  auto alerts = health.evaluate(rec);
+  REQUIRE(alerts.size() == 1);
+  CHECK(alerts[0].rule == rules::kCompileAfterWarmup);
+  CHECK(alerts[0].evidence.find("1 torch.compile compile(s) (1 recompile(s)") != std::string::npos);
+  CHECK(alerts[0].evidence.find("guard failed: lr == 0.01") != std::string::npos);
+  // The same syncs on a step that compiled nothing are the step's own.
+  rec = step_at(7);
+  rec.compiled = CompiledStats{3, 3, 0, 0, 0, 0.0};
+  rec.dispatch = DispatchStats{};
+  rec.dispatch->syncs = 19;
+  CHECK(has_rule(health.evaluate(rec), rules::kHostSyncs));
+}
+
+TEST_CASE("health: compiled frames that start running eagerly alert once, at the cliff") {
+  HealthMonitor health(quick_options());
+  StepRecord rec = step_at(0);
+  rec.compiled = CompiledStats{1, 0, 0, 0, 1, 0.0};  // eager before anything compiled: no cliff
+  CHECK_FALSE(has_rule(health.evaluate(rec), rules::kCompiledFallback));
+  for (int64_t s = 1; s < 5; ++s) {
+    rec = step_at(s);
+    rec.compiled = CompiledStats{3, 3, s == 1 ? 3 : 0, 0, 0, 0.0};
+    CHECK(health.evaluate(rec).empty());
+  }
+  rec = step_at(5);
+  rec.compiled = CompiledStats{3, 2, 0, 0, 1, 0.0};
+  auto alerts = health.evaluate(rec);
+  REQUIRE(has_rule(alerts, rules::kCompiledFallback));
+  CHECK(alerts[0].evidence.find("1 call(s) of compiled frames ran eagerly at step 5") !=
+        std::string::npos);
+  for (int64_t s = 6; s < 9; ++s) {  // still eager: the same finding, not a new one
+    rec = step_at(s);
+    rec.compiled = CompiledStats{3, 2, 0, 0, 1, 0.0};
+    CHECK_FALSE(has_rule(health.evaluate(rec), rules::kCompiledFallback));
+  }
+  rec = step_at(9);  // a second frame falls off the cliff
+  rec.compiled = CompiledStats{3, 1, 0, 0, 2, 0.0};
+  CHECK(has_rule(health.evaluate(rec), rules::kCompiledFallback));
+}

@@ -228,7 +228,10 @@ std::vector<Alert> HealthMonitor::evaluate(const StepRecord& step) {
     }
   }
 
-  if (steady && step.dispatch && step.dispatch->sampled &&
+  // The host reads of a torch.compile compile (tracing, guards) are the compile's, reported by
+  // the compile alert: not the step's steady syncs.
+  const bool compiling = step.compiled && step.compiled->compiles > 0;
+  if (steady && !compiling && step.dispatch && step.dispatch->sampled &&
       step.dispatch->syncs > options_.max_syncs) {
     const DispatchStats& d = *step.dispatch;
     std::ostringstream ev;

@@ -138,8 +138,7 @@ def main(argv=None) -> int:
         loss = w[0] * cat_loss + w[1] * bin_loss
         if item_break and loss.item() > 1e3:  # the fault: a host read that breaks the graph
             loss = loss * 0.5
-        loss.backward()
-        return loss.detach(), cat_loss.detach(), bin_loss.detach()
+        return loss, cat_loss.detach(), bin_loss.detach()
 
     def optimizer_step():
         for p in params:  # Keras clipvalue=0.1: element-wise clipping
@@ -196,10 +195,11 @@ def main(argv=None) -> int:
                 if monitor:
                     monitor.step_begin(step)
                 loss, cat_loss, bin_loss = train_step(x, y_cat, y_bin, weight, loss_weights)
+                loss.backward()  # AOTAutograd's compiled backward
                 optimizer_step()
                 if monitor:
-                    monitor.step_end(loss, (cat_loss, bin_loss))
-                epoch_loss += float(loss)
+                    monitor.step_end(loss.detach(), (cat_loss, bin_loss))
+                epoch_loss += float(loss.detach())
                 step += 1
             epoch_loss /= len(batches)
             if args.fault == "lr-storm":

@@ -266,7 +266,7 @@ struct SectionConstant {
 /// Calls `f(SectionConstant<kSection>{})` for every probe section, in run-file order. `f` is a
 /// generic callable. The one list of sections.
 template <class F>
-void for_each_section_constant(F&& f) {
+constexpr void for_each_section_constant(F&& f) {
   f(SectionConstant<kDispatchSection>{});
   f(SectionConstant<kJitSection>{});
   f(SectionConstant<kOptimizerSection>{});
@@ -277,6 +277,13 @@ void for_each_section_constant(F&& f) {
   f(SectionConstant<kCudaMemorySection>{});
   f(SectionConstant<kCompiledSection>{});
 }
+
+/// How many probe sections there are: the size of per-section arrays.
+inline constexpr std::size_t kSectionCount = [] {
+  std::size_t n = 0;
+  for_each_section_constant([&](auto) { ++n; });
+  return n;
+}();
 
 /// Calls `f(section)` for every probe section, in run-file order. `f` is a generic callable.
 template <class F>

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "recompdiag/core/record.h"
+#include "recompdiag/core/record_fields.h"
 #include "recompdiag/core/run_io.h"
 
 namespace recompdiag {
@@ -154,7 +155,7 @@ class StepColumns {
     PackedColumn present;
     std::vector<PackedColumn> fields;
   };
-  static constexpr size_t kSections = 8;
+  static constexpr size_t kSections = kSectionCount;  // one per probe section
 
   PackedColumn step_, phase_, epoch_, step_in_phase_, lr_, device_present_, device_ms_;
   PackedColumn head_offset_;

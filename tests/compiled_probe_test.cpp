@@ -1,0 +1,107 @@
+// The torch.compile probe against the scopes dynamo opens, opened here by hand with the names
+// dynamo gives them (function scope): what the probe counts does not depend on who opens them.
+// The Python tests (python/tests/test_compiled.py) check the same against torch.compile itself.
+#include "recompdiag/probes/compiled_probe.h"
+
+#include <ATen/record_function.h>
+
+#include <string>
+
+#include "torch_doctest.h"
+
+using namespace recompdiag;
+
+namespace {
+
+void scope(const std::string& name) {
+  at::RecordFunction guard(at::RecordScope::FUNCTION);
+  if (guard.isActive()) guard.before(name.c_str());
+}
+void lookup() { scope("TorchDynamo Cache Lookup"); }
+void region(const std::string& id) { scope("Torch-Compiled Region: " + id); }
+
+CompiledStats step(probes::CompiledProbe& probe, void (*body)()) {
+  probe.begin_step({});
+  body();
+  StepRecord r;
+  probe.end_step(r);
+  REQUIRE(r.compiled.has_value());
+  return *r.compiled;
+}
+
+}  // namespace
+
+TEST_CASE("torch.compile probe: first-seen regions are compiles, later compiles recompiles") {
+  probes::CompiledProbe probe;
+  REQUIRE(probe.available());
+  CompiledStats s = step(probe, [] {
+    region("0/0");  // the first call compiles: no lookup before it
+    lookup();
+    region("1/0");
+  });
+  CHECK(s.lookups == 1);
+  CHECK(s.region_runs == 2);
+  CHECK(s.compiles == 2);
+  CHECK(s.recompiles == 0);
+  CHECK(s.eager_fallbacks == 0);
+
+  s = step(probe, [] {
+    lookup();
+    region("0/0");
+    lookup();
+    region("1/1");  // a guard failed: frame 1's second compile
+  });
+  CHECK(s.compiles == 1);
+  CHECK(s.recompiles == 1);
+  CHECK(s.region_runs == 2);
+  CHECK(probe.regions_seen() == 3);
+
+  s = step(probe, [] {
+    lookup();
+    region("!0/0/0");  // compiled autograd's own id: first seen
+    lookup();
+    region("1/1");
+  });
+  CHECK(s.compiles == 1);
+  CHECK(s.recompiles == 0);
+}
+
+TEST_CASE("torch.compile probe: a lookup no region follows is an eager fallback") {
+  probes::CompiledProbe probe;
+  CompiledStats s = step(probe, [] {
+    lookup();
+    region("0/0");
+    lookup();  // frame 1 hit the recompile limit: it runs eagerly
+    lookup();
+    region("2/0");
+    lookup();  // pending at step end
+  });
+  CHECK(s.lookups == 4);
+  CHECK(s.eager_fallbacks == 2);
+  CHECK(s.region_runs == 2);
+  // Ops that are not dynamo's, including ones starting with "To", count nothing.
+  s = step(probe, [] {
+    scope("aten::add");
+    scope("Torch-Compiled");
+    scope("TorchDynamo Cache Lookup (no)");
+  });
+  CHECK(s.lookups == 0);
+  CHECK(s.region_runs == 0);
+}
+
+TEST_CASE("torch.compile probe: compile time goes to the step it was added in; one probe counts") {
+  probes::CompiledProbe probe;
+  probe.begin_step({});
+  probe.add_compile_time(12.5);
+  probe.add_compile_time(0.5);
+  StepRecord r;
+  probe.end_step(r);
+  CHECK(r.compiled->compile_ms == doctest::Approx(13.0));
+  probes::CompiledProbe second;
+  CHECK_FALSE(second.available());
+  CHECK(second.availability().reason.find("another torch.compile probe") != std::string::npos);
+  StepRecord none;
+  second.begin_step({});
+  second.end_step(none);
+  CHECK_FALSE(none.compiled.has_value());
+}
