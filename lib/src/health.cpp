@@ -237,13 +237,10 @@ std::vector<Alert> HealthMonitor::evaluate(const StepRecord& step) {
          << step.step;
       raise(out, rules::kOptimizerStateReset, step, ev.str(), kAdviceStateReset);
     }
-    if (o.lr_requested > 0.0) {
-      const double tol = options_.lr_rel_tolerance * std::max(std::abs(o.lr_requested), 1e-300);
-      if (std::abs(o.lr_effective - o.lr_requested) > tol) {
-        std::ostringstream ev;
-        ev << "lr requested " << o.lr_requested << " but the optimizer uses " << o.lr_effective;
-        raise(out, rules::kLrNotInEffect, step, ev.str(), kAdviceLr);
-      }
+    if (!lr_in_effect(o, options_.lr_rel_tolerance)) {
+      std::ostringstream ev;
+      ev << "lr requested " << o.lr_requested << " but the optimizer uses " << o.lr_effective;
+      raise(out, rules::kLrNotInEffect, step, ev.str(), kAdviceLr);
     }
   }
 

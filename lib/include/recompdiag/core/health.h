@@ -115,8 +115,8 @@ struct HealthOptions {
   /// When resident memory (the `memory` section) counts as growing steadily; checked from the end
   /// of warm-up, over the latest `memory_growth.window` steps.
   MemoryGrowthOptions memory_growth;
-  /// Relative tolerance when comparing the requested and the effective lr.
-  double lr_rel_tolerance = 1e-6;
+  /// Relative tolerance when comparing the requested and the effective lr (lr_in_effect()).
+  double lr_rel_tolerance = kLrRelTolerance;
   /// An alert of one rule is not repeated within this many steps (0: alert at every step). A
   /// compile alert for a compile noted since the last one is always raised.
   int64_t repeat_after_steps = 50;
@@ -163,7 +163,7 @@ class HealthMonitor {
   int64_t compile_alerted_for_ = -2;  // last_compile_step_ when a compile alert last fired
   int64_t slow_streak_ = 0;           // slow steps in a row, none with a probe signal
   int64_t slow_streak_first_ = 0;
-  int64_t profiling_streak_ = 0;                             // steps in a row with profiling runs
+  int64_t profiling_streak_ = 0;  // steps in a row with profiling runs
   MemoryTrend memory_trend_;
   std::vector<std::pair<std::string, int64_t>> last_fired_;  // rule -> step, one entry per rule
   int64_t suppressed_ = 0;
