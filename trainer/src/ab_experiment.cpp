@@ -190,7 +190,8 @@ int run_interleaved_pair(const RunSpec& a, const RunSpec& b, bool b_first, bool 
   pb = {};
   const int code_a = wait_child(ca, a.label, forward);
   const int code_b = wait_child(cb, b.label, forward);
-  return code_a != 0 ? code_a : code_b;
+  // A crash of B is what the pair is remembered by, whatever A's code.
+  return detail::pair_code(code_a, code_b);
 }
 
 }  // namespace
