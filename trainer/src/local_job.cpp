@@ -7,11 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
-#include <stdexcept>
 
 #include "detail/forward_signals.h"
 #include "detail/process.h"
