@@ -69,6 +69,38 @@ TEST_CASE("ab exits 3 when its runs crash, naming the signal") {
   CHECK_FALSE(std::filesystem::exists(out + "/report.md"));  // no verdict on crashed runs
 }
 
+// The process of `pids` that has `file` open (-1: none).
+pid_t writer_of(const std::vector<pid_t>& pids, const std::string& file) {
+  for (const pid_t pid : pids) {
+    std::error_code ec;
+    for (const auto& fd :
+         std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
+      if (std::filesystem::read_symlink(fd.path(), ec) == std::filesystem::path(file)) return pid;
+    }
+  }
+  return -1;
+}
+
+TEST_CASE("ab exits 3 when B crashes, though A failed first") {
+  test::TempDir dir;
+  const std::string out = dir.file("ab");
+  std::vector<std::string> args = kLongSmall;
+  args.insert(args.end(), {"--out-dir", out});
+  const pid_t ab = test::start_cli(args, dir.file("stderr.txt"));
+  test::wait_for_step_lines(out + "/recompile.jsonl", 10);
+  test::wait_for_step_lines(out + "/mutable.jsonl", 10);
+  const std::vector<pid_t> runs = test::children_of(ab);
+  const pid_t a = writer_of(runs, std::filesystem::canonical(out + "/recompile.jsonl").string());
+  const pid_t b = writer_of(runs, std::filesystem::canonical(out + "/mutable.jsonl").string());
+  REQUIRE(a > 0);
+  REQUIRE(b > 0);
+  // A fails (exit 1, as an out-of-memory kill would) and B crashes: whichever ab sees first, the
+  // pair is remembered by the crash.
+  ::kill(a, SIGKILL);
+  ::kill(b, SIGSEGV);
+  CHECK(wait_exit_code(ab) == 3);
+}
+
 TEST_CASE("ab exits 1 when its run files cannot be written, each run saying so once") {
   test::TempDir dir;
   const std::string out = dir.file("ab");

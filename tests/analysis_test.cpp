@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "recompdiag/core/health.h"
+
 using namespace recompdiag;
 
 namespace {
@@ -271,4 +273,158 @@ TEST_CASE("the reports' probe counts: one row each, distinct keys and labels and
     CHECK(c.*f.value == 7);
   }
   CHECK(c.has_jit);  // the row was found
+}
+
+TEST_CASE("every count of kProbeCounts: a distinct key, member and signal kind") {
+  std::set<std::string> keys, labels, kinds;
+  std::vector<int64_t ProbeCounts::*> members;
+  for (const ProbeCountField& f : kProbeCounts) {
+    CAPTURE(f.key);
+    CHECK(keys.insert(f.key).second);
+    CHECK(labels.insert(f.label).second);
+    CHECK(std::find(members.begin(), members.end(), f.value) == members.end());
+    members.push_back(f.value);
+    if (f.signal.kind != nullptr) {
+      CHECK(kinds.insert(f.signal.kind).second);
+      CHECK(f.signal.weight > 0.0);
+    }
+    // A count read from a section says whether the run measured it.
+    if (f.source.present != nullptr) CHECK(f.measured != nullptr);
+  }
+  // The reports list the reported ones, in the table's order.
+  size_t next = 0;
+  for (const ProbeCountField& f : kProbeCounts) {
+    if (!f.reported) continue;
+    REQUIRE(next < kProbeCountFields.size());
+    CHECK(std::string(kProbeCountFields[next++].key) == f.key);
+  }
+  CHECK(next == kProbeCountFields.size());
+}
+
+namespace {
+
+// A phase of `n` steps with every counted section: integer fields that grow by a step's index
+// (runs of alike steps, added in closed form) or jump (runs of one), flags and lrs that change
+// now and then, a dispatcher that samples some steps only, and alerts.
+RunFile counted_run(size_t n) {
+  RunFile run = make_run({steady(n, 10)});
+  for (size_t i = 0; i < n; ++i) {
+    StepRecord& s = run.steps[i];
+    const auto k = static_cast<int64_t>(i);
+    s.jit->compiles = i % 17 == 0 ? 1 : 0;
+    s.jit->plan_builds = k / 10;
+    s.jit->profiling_runs = i < 20 ? k : 3;
+    s.dispatch = DispatchStats{};
+    s.dispatch->sampled = i < 30 || i % 5 == 0;
+    s.dispatch->new_signatures = 40 - k % 40;
+    s.dispatch->host_ops = 2;
+    s.dispatch->copies_h2d = k;
+    s.dispatch->copies_d2h = 1;
+    s.dispatch->copies_d2d = i % 2;
+    s.dispatch->bytes_h2d = 1000 * k;
+    s.dispatch->bytes_d2h = 7;
+    s.dispatch->syncs = 3 + k / 25;
+    s.cupti = CuptiStats{};
+    s.cupti->new_kernels = i < 10 ? 10 - k : 0;
+    s.cupti->module_loads = i == 40 ? 2 : 0;
+    s.cupti->graph_instantiations = k / 30;
+    s.optimizer->state_reset = i == 12 || i == 13 || i == 70;
+    s.optimizer->state_off_device = i < 50 ? k : 0;  // largest at the end of a run
+    s.optimizer->state_missing = i % 11;
+    s.optimizer->state_dtype_mismatch = i > 60 ? 1 : 0;
+    s.optimizer->lr_requested = 1e-3;
+    s.optimizer->lr_effective = i >= 45 && i < 55 ? 1e-4 : 1e-3;
+    s.memory = MemoryStats{};
+    s.memory->resident_bytes = 1000 + 10 * k;
+    if (i % 9 == 0) s.alerts.push_back(i % 2 ? rules::kSlowStep : rules::kMemoryGrowth);
+  }
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "probe counts: each count of the table adds up as its line says, alike steps in closed form") {
+  const size_t n = 90;
+  const RunFile run = counted_run(n);
+  const ProbeCounts& c = analyze_run(run).phases.at(0).counts;
+  REQUIRE(c.steps == static_cast<int64_t>(n));
+  // Each count step by step from the records, as its line of the table says.
+  for (const ProbeCountField& f : kProbeCounts) {
+    if (f.source.present == nullptr) continue;
+    CAPTURE(f.key);
+    int64_t expected = 0;
+    for (const StepRecord& s : run.steps) {
+      if (!f.source.present(s)) continue;
+      const int64_t v = f.source.value(s);
+      if (f.aggregate == CountAggregate::kSum) expected += v;
+      if (f.aggregate == CountAggregate::kMax) expected = std::max(expected, v);
+      if (f.aggregate == CountAggregate::kSteps) expected += v != 0;
+    }
+    CHECK(c.*f.value == expected);
+    CHECK(c.*f.measured);
+  }
+  // And from the fields themselves: the table reads the right ones.
+  int64_t copies = 0, bytes = 0, signatures = 0, off_device = 0;
+  for (const StepRecord& s : run.steps) {
+    off_device = std::max(off_device, s.optimizer->state_off_device);
+    if (!s.dispatch->sampled) continue;  // unsampled steps hold no counts
+    copies += s.dispatch->copies_h2d + s.dispatch->copies_d2h + s.dispatch->copies_d2d;
+    bytes += s.dispatch->bytes_h2d + s.dispatch->bytes_d2h + s.dispatch->bytes_d2d;
+    signatures += s.dispatch->new_signatures;
+  }
+  CHECK(c.copies == copies);
+  CHECK(c.copy_bytes == bytes);
+  CHECK(c.new_signatures == signatures);
+  CHECK(c.optimizer_state_off_device == off_device);
+  CHECK(c.optimizer_resets == 3);
+  CHECK(c.lr_not_in_effect == 10);
+  CHECK(c.lr_requested == doctest::Approx(1e-3));
+  CHECK(c.lr_effective == doctest::Approx(1e-4));
+  CHECK(c.alerts == 10);
+  CHECK(c.slow_step_alerts == 5);
+  CHECK(c.memory_growth_alerts == 5);
+  CHECK(c.resident_first_bytes == 1000);
+  CHECK(c.resident_last_bytes == 1000 + 10 * static_cast<int64_t>(n - 1));
+  CHECK_FALSE(ProbeCounts{}.has_optimizer);
+}
+
+TEST_CASE("lr_not_in_effect: the analysis counts the steps on which the health rule alerts") {
+  RunFile run = make_run({steady(30, 10)});
+  HealthOptions options;
+  options.repeat_after_steps = 0;  // every step's alert
+  HealthMonitor health(options);
+  int64_t alerted = 0;
+  for (size_t i = 0; i < run.steps.size(); ++i) {
+    OptimizerStats& o = *run.steps[i].optimizer;
+    // Off by 0.1 ppm per step: within the default tolerance of 1 ppm up to step 10, beyond it
+    // after.
+    o.lr_requested = 1e-3;
+    o.lr_effective = 1e-3 * (1.0 + 1e-7 * static_cast<double>(i));
+    for (const Alert& a : health.evaluate(run.steps[i])) alerted += a.rule == rules::kLrNotInEffect;
+  }
+  CHECK(alerted > 0);
+  CHECK(alerted < 30);
+  CHECK(analyze_run(run).phases.at(0).counts.lr_not_in_effect == alerted);
+  // The health rule's own tolerance is the one it applies.
+  const OptimizerStats& last = *run.steps.back().optimizer;
+  CHECK_FALSE(lr_in_effect(last));
+  CHECK(lr_in_effect(last, 1e-5));
+  OptimizerStats none;  // no lr requested: nothing to check
+  none.lr_effective = 5.0;
+  CHECK(lr_in_effect(none));
+}
+
+TEST_CASE("signals of equal score: the costlier kind of event first") {
+  // One optimizer reset (weight 200) and four plan builds (weight 50) score the same.
+  RunFile run = make_run({steady(50, 10), concat({300}, steady(50, 10))});
+  run.steps[50].jit->plan_builds = 4;
+  run.steps[50].optimizer->state_reset = true;
+  const RunAnalysis a = analyze_run(run);
+  REQUIRE_FALSE(a.slow_stretches.empty());
+  const std::vector<Signal>& s = a.slow_stretches.front().signals;
+  REQUIRE(s.size() >= 2);
+  CHECK(s[0].kind == "optimizer_reset");
+  CHECK(s[1].kind == "jit_plan_builds");
+  CHECK(s[0].score == s[1].score);
 }

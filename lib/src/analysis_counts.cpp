@@ -1,4 +1,5 @@
-// Step-time summaries, probe counts and loss means over sets of steps; the run's events by step.
+// Step-time summaries, probe counts (added up as kProbeCounts says) and loss means over sets of
+// steps; the run's events by step.
 #include <algorithm>
 #include <cmath>
 
@@ -8,63 +9,28 @@
 
 namespace recompdiag::detail {
 
-void add_step(ProbeCounts& c, const StepRecord& s) {
-  ++c.steps;
-  c.sections.add(s);
-  if (s.jit) {
-    c.has_jit = true;
-    c.jit_compiles += s.jit->compiles;
-    c.jit_plan_builds += s.jit->plan_builds;
-    c.jit_profiling_runs += s.jit->profiling_runs;
-  }
-  if (s.dispatch && s.dispatch->sampled) {
-    const DispatchStats& d = *s.dispatch;
-    c.has_dispatch = true;
-    c.new_signatures += d.new_signatures;
-    c.host_ops += d.host_ops;
-    c.copies += d.copies_h2d + d.copies_d2h + d.copies_d2d;
-    c.copy_bytes += d.bytes_h2d + d.bytes_d2h + d.bytes_d2d;
-    c.syncs += d.syncs;
-  }
-  if (s.cupti) {
-    c.has_cupti = true;
-    c.new_kernels += s.cupti->new_kernels;
-    c.module_loads += s.cupti->module_loads;
-    c.graph_instantiations += s.cupti->graph_instantiations;
-  }
-  if (s.optimizer) {
-    c.has_optimizer = true;
-    if (s.optimizer->state_reset) ++c.optimizer_resets;
-    c.optimizer_state_off_device =
-        std::max(c.optimizer_state_off_device, s.optimizer->state_off_device);
-    c.optimizer_state_missing = std::max(c.optimizer_state_missing, s.optimizer->state_missing);
-    c.optimizer_state_dtype_mismatch =
-        std::max(c.optimizer_state_dtype_mismatch, s.optimizer->state_dtype_mismatch);
-    const OptimizerStats& o = *s.optimizer;
-    // The health rule's test: a requested lr that the param groups do not hold.
-    if (o.lr_requested > 0.0 &&
-        std::abs(o.lr_effective - o.lr_requested) > 1e-6 * std::abs(o.lr_requested)) {
-      ++c.lr_not_in_effect;
-      c.lr_requested = o.lr_requested;
-      c.lr_effective = o.lr_effective;
-    }
-  }
-  c.alerts += static_cast<int64_t>(s.alerts.size());
-  for (const std::string& rule : s.alerts) {
-    if (rule == rules::kSlowStep) ++c.slow_step_alerts;
-    if (rule == rules::kMemoryGrowth) ++c.memory_growth_alerts;
-  }
-  if (s.memory) {
-    if (!c.has_memory) c.resident_first_bytes = s.memory->resident_bytes;
-    c.has_memory = true;
-    c.resident_last_bytes = s.memory->resident_bytes;
-  }
-}
-
 namespace {
 
+int64_t wrapping_add(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+
+// The lrs of the last step whose lr was not in effect, for the signal's text.
+void note_lr(ProbeCounts& c, const StepRecord& s) {
+  if (!s.optimizer || lr_in_effect(*s.optimizer)) return;
+  c.lr_requested = s.optimizer->lr_requested;
+  c.lr_effective = s.optimizer->lr_effective;
+}
+
+void note_alert(ProbeCounts& c, const std::string& rule) {
+  ++c.alerts;
+  if (rule == rules::kSlowStep) ++c.slow_step_alerts;
+  if (rule == rules::kMemoryGrowth) ++c.memory_growth_alerts;
+}
+
 // Adds a run of `n` steps that start at `s` and whose integer fields grow by `d` per step
-// (StepColumns::for_each_run): add_step() on each of them, in closed form.
+// (StepColumns::for_each_run), each count as its line of kProbeCounts says, in closed form. Flags
+// and lrs are constant within a run.
 void add_run(ProbeCounts& c, const StepRecord& s, const StepRecord& d, int64_t n) {
   // Wrapping arithmetic: fuzzed counters near the int64 limits must not be undefined behaviour.
   const auto un = static_cast<uint64_t>(n);
@@ -75,52 +41,26 @@ void add_run(ProbeCounts& c, const StepRecord& s, const StepRecord& d, int64_t n
   const auto last = [un](int64_t v0, int64_t dv) {
     return static_cast<int64_t>(static_cast<uint64_t>(v0) + static_cast<uint64_t>(dv) * (un - 1));
   };
-  const auto most = [&](int64_t v0, int64_t dv) { return std::max(v0, last(v0, dv)); };
   c.steps += n;
   c.sections.add_run(s, d, n);
-  if (s.jit) {
-    c.has_jit = true;
-    c.jit_compiles += total(s.jit->compiles, d.jit->compiles);
-    c.jit_plan_builds += total(s.jit->plan_builds, d.jit->plan_builds);
-    c.jit_profiling_runs += total(s.jit->profiling_runs, d.jit->profiling_runs);
-  }
-  if (s.dispatch && s.dispatch->sampled) {
-    const DispatchStats& v = *s.dispatch;
-    const DispatchStats& dv = *d.dispatch;
-    c.has_dispatch = true;
-    c.new_signatures += total(v.new_signatures, dv.new_signatures);
-    c.host_ops += total(v.host_ops, dv.host_ops);
-    c.copies += total(v.copies_h2d, dv.copies_h2d) + total(v.copies_d2h, dv.copies_d2h) +
-                total(v.copies_d2d, dv.copies_d2d);
-    c.copy_bytes += total(v.bytes_h2d, dv.bytes_h2d) + total(v.bytes_d2h, dv.bytes_d2h) +
-                    total(v.bytes_d2d, dv.bytes_d2d);
-    c.syncs += total(v.syncs, dv.syncs);
-  }
-  if (s.cupti) {
-    c.has_cupti = true;
-    c.new_kernels += total(s.cupti->new_kernels, d.cupti->new_kernels);
-    c.module_loads += total(s.cupti->module_loads, d.cupti->module_loads);
-    c.graph_instantiations += total(s.cupti->graph_instantiations, d.cupti->graph_instantiations);
-  }
-  if (s.optimizer) {
-    const OptimizerStats& o = *s.optimizer;
-    const OptimizerStats& od = *d.optimizer;
-    c.has_optimizer = true;
-    if (o.state_reset) c.optimizer_resets += n;  // flags are constant within a run
-    c.optimizer_state_off_device =
-        std::max(c.optimizer_state_off_device, most(o.state_off_device, od.state_off_device));
-    c.optimizer_state_missing =
-        std::max(c.optimizer_state_missing, most(o.state_missing, od.state_missing));
-    c.optimizer_state_dtype_mismatch = std::max(
-        c.optimizer_state_dtype_mismatch, most(o.state_dtype_mismatch, od.state_dtype_mismatch));
-    // The lrs are constant within a run; the health rule's test, as add_step().
-    if (o.lr_requested > 0.0 &&
-        std::abs(o.lr_effective - o.lr_requested) > 1e-6 * std::abs(o.lr_requested)) {
-      c.lr_not_in_effect += n;
-      c.lr_requested = o.lr_requested;
-      c.lr_effective = o.lr_effective;
+  for (const ProbeCountField& f : kProbeCounts) {
+    if (f.source.present == nullptr || !f.source.present(s)) continue;
+    if (f.measured != nullptr) c.*f.measured = true;
+    const int64_t v0 = f.source.value(s);
+    int64_t& sum = c.*f.value;
+    switch (f.aggregate) {
+      case CountAggregate::kSum:
+        sum = wrapping_add(sum, total(v0, f.source.value(d)));
+        break;
+      case CountAggregate::kMax:
+        sum = std::max({sum, v0, last(v0, f.source.value(d))});
+        break;
+      case CountAggregate::kSteps:
+        if (v0 != 0) sum += n;
+        break;
     }
   }
+  note_lr(c, s);
   if (s.memory) {
     if (!c.has_memory) c.resident_first_bytes = s.memory->resident_bytes;
     c.has_memory = true;
@@ -139,11 +79,7 @@ void add_steps(ProbeCounts& c, const StepColumns& steps, size_t lo, size_t hi) {
   auto it = std::lower_bound(
       alerts.begin(), alerts.end(), lo,
       [](const std::pair<size_t, std::string>& a, size_t v) { return a.first < v; });
-  for (; it != alerts.end() && it->first < hi; ++it) {
-    ++c.alerts;
-    if (it->second == rules::kSlowStep) ++c.slow_step_alerts;
-    if (it->second == rules::kMemoryGrowth) ++c.memory_growth_alerts;
-  }
+  for (; it != alerts.end() && it->first < hi; ++it) note_alert(c, it->second);
 }
 
 namespace {

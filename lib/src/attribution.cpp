@@ -11,27 +11,8 @@ namespace recompdiag::detail {
 
 namespace {
 
-// Prior cost of one occurrence of each signal, used to rank what coincides with a slow stretch:
-// a compile costs far more than a first-seen op signature, which costs more than one extra sync.
-constexpr double kWeightCompile = 5000.0;  // the root event: signatures and plan builds follow it
-// Per memory_growth alert. Memory that grows steadily ends the run once it runs out, however fast
-// the steps are: it outranks every bounded cost (a storm of 100 compiles scores 500,000).
-constexpr double kWeightMemoryGrowth = 1.0e6;
-constexpr double kWeightModuleLoad = 100.0;
-constexpr double kWeightGraphInstantiation = 100.0;
-constexpr double kWeightPlanBuild = 50.0;
-// A reset optimizer state changes what the run learns as well as its speed: always name it.
-constexpr double kWeightOptimizerReset = 200.0;
-constexpr double kWeightProfilingRun = 20.0;
-constexpr double kWeightNewKernel = 10.0;
-constexpr double kWeightNewSignature = 5.0;
-constexpr double kWeightStateOffDevice = 5.0;
-// Per step: an lr that is not in effect changes what every step learns.
-constexpr double kWeightLrNotInEffect = 50.0;
-constexpr double kWeightSync = 2.0;
-constexpr double kWeightCopy = 2.0;
-constexpr double kWeightHostOp = 1.0;
-constexpr double kWeightAlert = 1.0;
+// A phase start, lr change or loss-weight change in a stretch: context, ranked below every probe
+// signal. The probe signals' weights are in kProbeCounts.
 constexpr double kWeightContextEvent = 0.5;
 
 std::string format_double(const char* fmt, double v) {
@@ -71,111 +52,140 @@ std::string optimizer_name(const RunHeader& h) {
   return h.optimizer.empty() ? std::string("optimizer") : h.optimizer;
 }
 
-std::vector<Signal> rank_signals(const ProbeCounts& c, const ProbeCounts& steady,
-                                 const std::vector<const EventRecord*>& events,
-                                 const std::string& optimizer) {
-  std::vector<Signal> out;
-  auto add = [&](const char* kind, int64_t count, double weight, std::string text) {
-    if (count <= 0) return;
-    out.push_back({kind, count, static_cast<double>(count) * weight, std::move(text)});
-  };
+namespace {
 
-  std::vector<std::string> reasons;
-  std::set<std::string> seen;
-  int64_t compile_events = 0;
-  int64_t rebuilds = 0;
+// What the run's events within a stretch say besides the probe counts.
+struct StretchEvents {
+  int64_t compiles = 0;
+  std::vector<std::string> compile_reasons;  // distinct, in order
+  int64_t rebuilds = 0;                      // optimizer rebuilds that threw the state away
   std::string rebuild_reason;
   std::vector<std::string> context;
+};
+
+StretchEvents read_events(const std::vector<const EventRecord*>& events) {
+  StretchEvents out;
+  std::set<std::string> seen;
   for (const EventRecord* e : events) {
     switch (e->kind) {
       case EventKind::kCompile:
-        ++compile_events;
-        if (!e->reason.empty() && seen.insert(e->reason).second) reasons.push_back(e->reason);
+        ++out.compiles;
+        if (!e->reason.empty() && seen.insert(e->reason).second) {
+          out.compile_reasons.push_back(e->reason);
+        }
         break;
       case EventKind::kOptimizerRebuild:
         // A rebuild that migrated the state is no reset.
         if (e->detail.is_object() && e->detail.value("handoff", "") == "migrate") break;
-        ++rebuilds;
-        if (rebuild_reason.empty()) rebuild_reason = e->reason;
+        ++out.rebuilds;
+        if (out.rebuild_reason.empty()) out.rebuild_reason = e->reason;
         break;
       case EventKind::kPhaseStart:
-        context.push_back("phase " + std::to_string(e->phase) + " start");
+        out.context.push_back("phase " + std::to_string(e->phase) + " start");
         break;
       case EventKind::kLrChange:
-        context.push_back("lr change");
+        out.context.push_back("lr change");
         break;
       case EventKind::kLossWeightsChange:
-        context.push_back("loss-weight change");
+        out.context.push_back("loss-weight change");
         break;
       default:
         break;
     }
   }
-  const int64_t compiles = std::max(c.jit_compiles, compile_events);
-  if (compiles > 0) {
-    std::string text = plural(compiles, "JIT compile", "JIT compiles");
-    if (!reasons.empty()) {
-      std::string joined;
-      for (const auto& r : reasons) joined += (joined.empty() ? "" : "; ") + r;
-      text += " (reason: " + shorten(joined, 100) + ")";
+  return out;
+}
+
+// Count `f` of a stretch as a signal: how many, and the words that name them.
+std::pair<int64_t, std::string> describe(const ProbeCountField& f, const ProbeCounts& c,
+                                         const ProbeCounts& steady, const StretchEvents& events,
+                                         const std::string& optimizer) {
+  using Form = CountSignal::Form;
+  const CountSignal& sig = f.signal;
+  const auto beyond_steady = [&](int64_t ProbeCounts::*m) {
+    return excess(c.*m, steady.*m, steady.steps, c.steps);
+  };
+  int64_t n = c.*f.value;
+  switch (sig.form) {
+    case Form::kCount:
+      return {n, plural(n, sig.one, sig.many)};
+    case Form::kExtra:
+      n = beyond_steady(f.value);
+      return {n, plural(n, sig.one, sig.many)};
+    case Form::kCopies:
+      n = beyond_steady(f.value);
+      return {n, plural(n, sig.one, sig.many) + " (" +
+                     format_bytes(beyond_steady(&ProbeCounts::copy_bytes)) + ")"};
+    case Form::kCompiles: {
+      // Compile events name no compiler: those the other compilers' probes do not account for.
+      int64_t others = 0;
+      for (const ProbeCountField& g : kProbeCounts) {
+        if (g.signal.form == Form::kCompiles && g.value != f.value) others += c.*g.value;
+      }
+      n = std::max(n, events.compiles - others);
+      std::string text = plural(n, sig.one, sig.many);
+      if (!events.compile_reasons.empty()) {
+        std::string joined;
+        for (const auto& r : events.compile_reasons) joined += (joined.empty() ? "" : "; ") + r;
+        text += " (reason: " + shorten(joined, 100) + ")";
+      }
+      return {n, text};
     }
-    add("jit_compiles", compiles, kWeightCompile, text);
+    case Form::kOptimizerReset:
+      // The probe's step-counter drop and the trainer's rebuild event are one fact seen twice.
+      return {std::max(n, events.rebuilds),
+              optimizer + " state reset" +
+                  (n == 0 && !events.rebuild_reason.empty()
+                       ? " (" + shorten(events.rebuild_reason, 60) + ")"
+                       : "")};
+    case Form::kLr:
+      return {n, "lr " + format_double("%g", c.lr_requested) + " requested but " +
+                     format_double("%g", c.lr_effective) + " in effect (" +
+                     plural(n, sig.one, sig.many) + ")"};
+    case Form::kMemoryGrowth: {
+      const int64_t grown = c.resident_last_bytes - c.resident_first_bytes;
+      return {n, "resident memory grew steadily (" + std::string(grown >= 0 ? "+" : "-") +
+                     format_bytes(grown >= 0 ? grown : -grown) + " over " +
+                     plural(c.steps, "step", "steps") + ", " + plural(n, sig.one, sig.many) + ")"};
+    }
+    case Form::kAlerts:
+      // A slow_step alert only restates that the stretch is slow: it is no probe signal; a
+      // memory_growth alert is a signal of its own.
+      n -= c.slow_step_alerts + c.memory_growth_alerts;
+      return {n, plural(n, sig.one, sig.many)};
   }
-  if (c.memory_growth_alerts > 0) {
-    const int64_t grown = c.resident_last_bytes - c.resident_first_bytes;
-    add("memory_growth", c.memory_growth_alerts, kWeightMemoryGrowth,
-        "resident memory grew steadily (" + std::string(grown >= 0 ? "+" : "-") +
-            format_bytes(grown >= 0 ? grown : -grown) + " over " +
-            plural(c.steps, "step", "steps") + ", " +
-            plural(c.memory_growth_alerts, "memory_growth alert", "memory_growth alerts") + ")");
+  return {0, ""};
+}
+
+}  // namespace
+
+std::vector<Signal> rank_signals(const ProbeCounts& c, const ProbeCounts& steady,
+                                 const std::vector<const EventRecord*>& events,
+                                 const std::string& optimizer) {
+  const StretchEvents seen = read_events(events);
+  struct Ranked {
+    Signal signal;
+    double weight;
+  };
+  std::vector<Ranked> ranked;
+  for (const ProbeCountField& f : kProbeCounts) {
+    if (f.signal.kind == nullptr) continue;
+    auto [count, text] = describe(f, c, steady, seen, optimizer);
+    if (count <= 0) continue;
+    const double score = static_cast<double>(count) * f.signal.weight;
+    ranked.push_back({{f.signal.kind, count, score, std::move(text)}, f.signal.weight});
   }
-  add("module_loads", c.module_loads, kWeightModuleLoad,
-      plural(c.module_loads, "GPU module load", "GPU module loads"));
-  add("graph_instantiations", c.graph_instantiations, kWeightGraphInstantiation,
-      plural(c.graph_instantiations, "CUDA graph instantiation", "CUDA graph instantiations"));
-  add("jit_plan_builds", c.jit_plan_builds, kWeightPlanBuild,
-      plural(c.jit_plan_builds, "JIT plan build (new specialization)",
-             "JIT plan builds (new specializations)"));
-  // The probe's step-counter drop and the trainer's rebuild event are one fact seen twice.
-  const int64_t resets = std::max(c.optimizer_resets, rebuilds);
-  add("optimizer_reset", resets, kWeightOptimizerReset,
-      optimizer + " state reset" +
-          (c.optimizer_resets == 0 && !rebuild_reason.empty()
-               ? " (" + shorten(rebuild_reason, 60) + ")"
-               : ""));
-  add("jit_profiling_runs", c.jit_profiling_runs, kWeightProfilingRun,
-      plural(c.jit_profiling_runs, "JIT profiling run", "JIT profiling runs"));
-  add("new_kernels", c.new_kernels, kWeightNewKernel,
-      plural(c.new_kernels, "first-seen kernel", "first-seen kernels"));
-  add("new_signatures", c.new_signatures, kWeightNewSignature,
-      plural(c.new_signatures, "first-seen op signature", "first-seen op signatures"));
-  add("optimizer_state_off_device", c.optimizer_state_off_device, kWeightStateOffDevice,
-      plural(c.optimizer_state_off_device, "optimizer state tensor off device",
-             "optimizer state tensors off device"));
-  add("optimizer_state_dtype", c.optimizer_state_dtype_mismatch, kWeightStateOffDevice,
-      plural(c.optimizer_state_dtype_mismatch, "optimizer state tensor with another dtype",
-             "optimizer state tensors with another dtype") +
-          " than its parameter");
-  add("lr_not_in_effect", c.lr_not_in_effect, kWeightLrNotInEffect,
-      "lr " + format_double("%g", c.lr_requested) + " requested but " +
-          format_double("%g", c.lr_effective) + " in effect (" +
-          plural(c.lr_not_in_effect, "step", "steps") + ")");
-  const int64_t syncs = excess(c.syncs, steady.syncs, steady.steps, c.steps);
-  add("syncs", syncs, kWeightSync, plural(syncs, "extra host sync", "extra host syncs"));
-  const int64_t copies = excess(c.copies, steady.copies, steady.steps, c.steps);
-  const int64_t bytes = excess(c.copy_bytes, steady.copy_bytes, steady.steps, c.steps);
-  add("copies", copies, kWeightCopy,
-      plural(copies, "extra cross-device copy", "extra cross-device copies") + " (" +
-          format_bytes(bytes) + ")");
-  const int64_t host_ops = excess(c.host_ops, steady.host_ops, steady.steps, c.steps);
-  add("host_ops", host_ops, kWeightHostOp, plural(host_ops, "extra host op", "extra host ops"));
-  // A slow_step alert only restates that the stretch is slow: it is no probe signal; a
-  // memory_growth alert is named above.
-  const int64_t alerts = c.alerts - c.slow_step_alerts - c.memory_growth_alerts;
-  add("alerts", alerts, kWeightAlert, plural(alerts, "alert", "alerts"));
-  for (const auto& ctx : context) add("context", 1, kWeightContextEvent, ctx);
-  std::stable_sort(out.begin(), out.end(),
-                   [](const Signal& x, const Signal& y) { return x.score > y.score; });
+  for (const auto& ctx : seen.context) {
+    ranked.push_back({{"context", 1, kWeightContextEvent, ctx}, kWeightContextEvent});
+  }
+  // Equal scores: the costlier kind of event first, then kProbeCounts' order.
+  std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& x, const Ranked& y) {
+    if (x.signal.score != y.signal.score) return x.signal.score > y.signal.score;
+    return x.weight > y.weight;
+  });
+  std::vector<Signal> out;
+  out.reserve(ranked.size());
+  for (Ranked& r : ranked) out.push_back(std::move(r.signal));
   return out;
 }
 
@@ -204,36 +214,30 @@ std::string stretch_sentence(const SlowStretch& s) {
 
 namespace recompdiag {
 
-std::vector<Signal> rank_phase_signals(const PhaseAnalysis& b, const PhaseAnalysis* a,
-                                       const std::string& optimizer) {
-  ProbeCounts c = b.counts;
-  // Compiles as the probe or the trainer's events count them, whichever saw more.
+namespace {
+
+// Compiles as the probe or the trainer's events count them, whichever saw more.
+ProbeCounts with_compiles_folded(ProbeCounts c) {
   c.jit_compiles = std::max(c.jit_compiles, c.compile_events);
   c.compile_events = 0;
+  return c;
+}
+
+}  // namespace
+
+std::vector<Signal> rank_phase_signals(const PhaseAnalysis& b, const PhaseAnalysis* a,
+                                       const std::string& optimizer) {
+  ProbeCounts c = with_compiles_folded(b.counts);
   if (a != nullptr) {
-    const ProbeCounts& base = a->counts;
-    auto less = [&](int64_t& v, int64_t base_total) {
-      v = detail::excess(v, base_total, base.steps, c.steps);
-    };
-    less(c.jit_compiles, std::max(base.jit_compiles, base.compile_events));
-    less(c.jit_plan_builds, base.jit_plan_builds);
-    less(c.jit_profiling_runs, base.jit_profiling_runs);
-    less(c.new_signatures, base.new_signatures);
-    less(c.new_kernels, base.new_kernels);
-    less(c.module_loads, base.module_loads);
-    less(c.graph_instantiations, base.graph_instantiations);
-    less(c.optimizer_resets, base.optimizer_resets);
-    less(c.lr_not_in_effect, base.lr_not_in_effect);
-    less(c.syncs, base.syncs);
-    less(c.copies, base.copies);
-    less(c.copy_bytes, base.copy_bytes);
-    less(c.host_ops, base.host_ops);
-    less(c.memory_growth_alerts, base.memory_growth_alerts);
-    // Largest-on-one-step counts: what B has beyond A's worst step.
-    c.optimizer_state_off_device =
-        std::max<int64_t>(0, c.optimizer_state_off_device - base.optimizer_state_off_device);
-    c.optimizer_state_dtype_mismatch = std::max<int64_t>(
-        0, c.optimizer_state_dtype_mismatch - base.optimizer_state_dtype_mismatch);
+    const ProbeCounts base = with_compiles_folded(a->counts);
+    for (const ProbeCountField& f : kProbeCounts) {
+      if (f.value == &ProbeCounts::steps) continue;
+      int64_t& v = c.*f.value;
+      // Largest-on-one-step counts: what B has beyond A's worst step; the others beyond A's rate.
+      v = f.aggregate == CountAggregate::kMax
+              ? std::max<int64_t>(0, v - base.*f.value)
+              : detail::excess(v, base.*f.value, base.steps, c.steps);
+    }
   }
   c.alerts = 0;  // the alerts restate the signals
   return detail::rank_signals(c, ProbeCounts{}, {}, optimizer);

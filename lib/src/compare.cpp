@@ -145,8 +145,10 @@ void summarize(Comparison& c) {
   }
 }
 
-Comparison compare_sets(const std::vector<const ColumnarRun*>& a,
-                        const std::vector<const ColumnarRun*>& b, const CompareOptions& options) {
+// Throws unless each side has runs, every run has steps and is a file of its own, and the runs
+// of each side share their configuration. Returns A's runs then B's.
+std::vector<const ColumnarRun*> checked_runs(const std::vector<const ColumnarRun*>& a,
+                                             const std::vector<const ColumnarRun*>& b) {
   if (a.empty() || b.empty()) {
     throw InputError(std::string("no run files for side ") + (a.empty() ? "A" : "B") +
                      "; compare needs at least one run per side");
@@ -156,24 +158,23 @@ Comparison compare_sets(const std::vector<const ColumnarRun*>& a,
   check_distinct(all);
   check_same_config(a, "A");
   check_same_config(b, "B");
+  return all;
+}
 
-  detail::SideRuns sa, sb;
-  sa.files = a;
-  sb.files = b;
-  {
-    std::vector<RunAnalysis> analyses = analyze_all(all, options.analysis);
-    sa.analyses.assign(std::make_move_iterator(analyses.begin()),
-                       std::make_move_iterator(analyses.begin() + static_cast<long>(a.size())));
-    sb.analyses.assign(std::make_move_iterator(analyses.begin() + static_cast<long>(a.size())),
-                       std::make_move_iterator(analyses.end()));
-  }
-  Comparison c;
-  c.options = options;
-  for (const ColumnarRun* r : a) c.paths_a.push_back(r->path);
-  for (const ColumnarRun* r : b) c.paths_b.push_back(r->path);
-  c.unit = a.size() >= 2 || b.size() >= 2 ? ReplicationUnit::kRuns : ReplicationUnit::kBlocks;
+// Analyses `all` (A's runs then B's, `a_count` of them A's) into the two sides.
+void analyze_sides(const std::vector<const ColumnarRun*>& all, size_t a_count,
+                   const AnalysisOptions& options, detail::SideRuns& sa, detail::SideRuns& sb) {
+  std::vector<RunAnalysis> analyses = analyze_all(all, options);
+  const auto split = analyses.begin() + static_cast<long>(a_count);
+  sa.files.assign(all.begin(), all.begin() + static_cast<long>(a_count));
+  sb.files.assign(all.begin() + static_cast<long>(a_count), all.end());
+  sa.analyses.assign(std::make_move_iterator(analyses.begin()), std::make_move_iterator(split));
+  sb.analyses.assign(std::make_move_iterator(split), std::make_move_iterator(analyses.end()));
+}
 
-  // Phases named by steps or phase_start events of any run must have steps in all.
+// The phases named by steps or phase_start events of any run: each must have steps in all.
+std::set<int> phases_named(const detail::SideRuns& sa, const detail::SideRuns& sb,
+                           const std::vector<const ColumnarRun*>& all) {
   std::set<int> phases;
   for (const auto* side : {&sa, &sb}) {
     for (const RunAnalysis& ra : side->analyses) {
@@ -185,32 +186,44 @@ Comparison compare_sets(const std::vector<const ColumnarRun*>& a,
       if (e.kind == EventKind::kPhaseStart) phases.insert(e.phase);
     }
   }
+  return phases;
+}
+
+// Points each side's phase_index at `phase` in every run; throws naming a run without its steps.
+void index_phase(int phase, detail::SideRuns& sa, detail::SideRuns& sb) {
+  for (auto* side : {&sa, &sb}) {
+    side->phase_index.clear();
+    for (const RunAnalysis& ra : side->analyses) {
+      const auto i = find_phase(ra, phase);
+      if (!i) {
+        // Name a run that has the phase, for the message.
+        const RunAnalysis* other = nullptr;
+        for (const auto* s : {&sa, &sb}) {
+          for (const RunAnalysis& o : s->analyses) {
+            if (!other && find_phase(o, phase)) other = &o;
+          }
+        }
+        throw InputError(
+            ra.path + ": no steps in phase " + std::to_string(phase) +
+            (other ? " (" + other->path + " has " +
+                         std::to_string(other->phases[*find_phase(*other, phase)].all.n) + ")"
+                   : " (it has a phase_start event but no steps)") +
+            "; cannot compare");
+      }
+      side->phase_index.push_back(*i);
+    }
+  }
+}
+
+// What weakens the comparison of the phases, gathered over all of them: one warning per cause,
+// naming every file or phase it concerns.
+struct WeakPhases {
   std::string drifted;    // runs and phases whose steady state drifted
   std::string few_steps;  // phases with few steady steps
-  for (int phase : phases) {
-    for (auto* side : {&sa, &sb}) {
-      side->phase_index.clear();
-      for (const RunAnalysis& ra : side->analyses) {
-        const auto i = find_phase(ra, phase);
-        if (!i) {
-          // Name a run that has the phase, for the message.
-          const RunAnalysis* other = nullptr;
-          for (const auto* s : {&sa, &sb}) {
-            for (const RunAnalysis& o : s->analyses) {
-              if (!other && find_phase(o, phase)) other = &o;
-            }
-          }
-          throw InputError(
-              ra.path + ": no steps in phase " + std::to_string(phase) +
-              (other ? " (" + other->path + " has " +
-                           std::to_string(other->phases[*find_phase(*other, phase)].all.n) + ")"
-                     : " (it has a phase_start event but no steps)") +
-              "; cannot compare");
-        }
-        side->phase_index.push_back(*i);
-      }
-    }
-    PhaseComparison pc = detail::compare_phase_timing(phase, sa, sb, options, c.warnings);
+
+  // Notes what weakens the comparison of `phase` (the sides indexed at it).
+  void note(int phase, const detail::SideRuns& sa, const detail::SideRuns& sb,
+            const CompareOptions& options) {
     for (const auto* side : {&sa, &sb}) {
       for (size_t i = 0; i < side->analyses.size(); ++i) {
         const RunAnalysis& r = side->analyses[i];
@@ -229,36 +242,52 @@ Comparison compare_sets(const std::vector<const ColumnarRun*>& a,
       few_steps += (few_steps.empty() ? "" : ", ") + std::string("phase ") + std::to_string(phase) +
                    " " + std::to_string(fewest_a) + " and " + std::to_string(fewest_b);
     }
+  }
+
+  void warn(const CompareOptions& options, std::vector<std::string>& warnings) const {
+    if (!drifted.empty()) {
+      warnings.push_back(
+          "steady step time drifted from the first half of a phase to the second "
+          "(a busy machine?), the verdict may reflect the conditions, not the "
+          "code: " +
+          drifted +
+          (options.turns ? " (the runs took turns: the drift both saw "
+                           "cancels in the per-epoch ratios)"
+                         : ""));
+    }
+    if (!few_steps.empty()) {
+      warnings.push_back("few steady steps (fewer than " + std::to_string(options.min_samples) +
+                         "), the verdict is weak: " + few_steps + " steady steps in A and B");
+    }
+  }
+};
+
+// Compares every phase: timing, counts and their cost; then judges the phases together.
+void compare_phases(detail::SideRuns& sa, detail::SideRuns& sb, const std::set<int>& phases,
+                    const CompareOptions& options, Comparison& c) {
+  WeakPhases weak;
+  for (int phase : phases) {
+    index_phase(phase, sa, sb);
+    PhaseComparison pc = detail::compare_phase_timing(phase, sa, sb, options, c.warnings);
+    weak.note(phase, sa, sb, options);
     detail::compare_counts(phase, sa, sb, options, c.count_changes);
     if (auto cost = detail::counted_cost(phase, sa, sb, c.count_changes, options)) {
       c.counted_costs.push_back(std::move(*cost));
     }
     c.phases.push_back(std::move(pc));
   }
-  // One warning per cause, naming every file or phase it concerns.
-  if (!drifted.empty()) {
-    c.warnings.push_back(
-        "steady step time drifted from the first half of a phase to the second "
-        "(a busy machine?), the verdict may reflect the conditions, not the "
-        "code: " +
-        drifted +
-        (options.turns ? " (the runs took turns: the drift both saw "
-                         "cancels in the per-epoch ratios)"
-                       : ""));
-  }
-  if (!few_steps.empty()) {
-    c.warnings.push_back("few steady steps (fewer than " + std::to_string(options.min_samples) +
-                         "), the verdict is weak: " + few_steps + " steady steps in A and B");
-  }
+  weak.warn(options, c.warnings);
   detail::judge_phases(c.phases, c.counted_costs, options);
   for (const PhaseComparison& pc : c.phases) {
     if (pc.unit == ReplicationUnit::kEpochPairs) c.unit = ReplicationUnit::kEpochPairs;
   }
+}
 
-  c.a = std::move(sa.analyses.front());
-  c.b = std::move(sb.analyses.front());
-  for (const SwitchCost& s_a : c.a.switches) {
-    for (const SwitchCost& s_b : c.b.switches) {
+// The recompile tax of each switch that both first runs made.
+std::vector<SwitchComparison> compare_switches(const RunAnalysis& a, const RunAnalysis& b) {
+  std::vector<SwitchComparison> out;
+  for (const SwitchCost& s_a : a.switches) {
+    for (const SwitchCost& s_b : b.switches) {
       if (s_a.to_phase != s_b.to_phase) continue;
       SwitchComparison sc;
       sc.to_phase = s_a.to_phase;
@@ -271,11 +300,16 @@ Comparison compare_sets(const std::vector<const ColumnarRun*>& a,
       sc.recovery_steps_a = s_a.recovery_steps;
       sc.recovery_steps_b = s_b.recovery_steps;
       sc.tax_s_difference = s_b.tax_s - s_a.tax_s;
-      c.switches.push_back(sc);
+      out.push_back(sc);
     }
   }
+  return out;
+}
 
-  c.config_differences = detail::diff_headers(a.front()->header, b.front()->header);
+// The configuration differences of the first runs, and a warning listing those not expected.
+void note_config_differences(const RunHeader& a, const RunHeader& b, const CompareOptions& options,
+                             Comparison& c) {
+  c.config_differences = detail::diff_headers(a, b);
   std::vector<const ConfigDifference*> unexpected;
   for (const ConfigDifference& d : c.config_differences) {
     const auto& expected = options.expected_differences;
@@ -283,18 +317,21 @@ Comparison compare_sets(const std::vector<const ColumnarRun*>& a,
       unexpected.push_back(&d);
     }
   }
-  if (!unexpected.empty()) {
-    std::string list;
-    for (size_t i = 0; i < unexpected.size(); ++i) {
-      if (i == 6) {
-        list += ", ... (" + std::to_string(unexpected.size() - 6) + " more)";
-        break;
-      }
-      list += (i ? ", " : "") + unexpected[i]->key + ": " + unexpected[i]->a + " vs " +
-              unexpected[i]->b;
+  if (unexpected.empty()) return;
+  std::string list;
+  for (size_t i = 0; i < unexpected.size(); ++i) {
+    if (i == 6) {
+      list += ", ... (" + std::to_string(unexpected.size() - 6) + " more)";
+      break;
     }
-    c.warnings.push_back("the runs' configurations differ: " + list);
+    list +=
+        (i ? ", " : "") + unexpected[i]->key + ": " + unexpected[i]->a + " vs " + unexpected[i]->b;
   }
+  c.warnings.push_back("the runs' configurations differ: " + list);
+}
+
+// The analyses' own warnings: the first runs' (held in c.a and c.b), then the other runs'.
+void gather_run_warnings(const detail::SideRuns& sa, const detail::SideRuns& sb, Comparison& c) {
   c.warnings.insert(c.warnings.end(), c.a.warnings.begin(), c.a.warnings.end());
   c.warnings.insert(c.warnings.end(), c.b.warnings.begin(), c.b.warnings.end());
   for (const auto* side : {&sa, &sb}) {
@@ -303,6 +340,26 @@ Comparison compare_sets(const std::vector<const ColumnarRun*>& a,
       c.warnings.insert(c.warnings.end(), w.begin(), w.end());
     }
   }
+}
+
+Comparison compare_sets(const std::vector<const ColumnarRun*>& a,
+                        const std::vector<const ColumnarRun*>& b, const CompareOptions& options) {
+  const std::vector<const ColumnarRun*> all = checked_runs(a, b);
+  detail::SideRuns sa, sb;
+  analyze_sides(all, a.size(), options.analysis, sa, sb);
+
+  Comparison c;
+  c.options = options;
+  for (const ColumnarRun* r : a) c.paths_a.push_back(r->path);
+  for (const ColumnarRun* r : b) c.paths_b.push_back(r->path);
+  c.unit = a.size() >= 2 || b.size() >= 2 ? ReplicationUnit::kRuns : ReplicationUnit::kBlocks;
+  compare_phases(sa, sb, phases_named(sa, sb, all), options, c);
+
+  c.a = std::move(sa.analyses.front());
+  c.b = std::move(sb.analyses.front());
+  c.switches = compare_switches(c.a, c.b);
+  note_config_differences(a.front()->header, b.front()->header, options, c);
+  gather_run_warnings(sa, sb, c);
 
   c.convergence = compare_convergence(a, b);
   summarize(c);

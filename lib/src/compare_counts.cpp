@@ -29,10 +29,17 @@ int64_t deterministic_alerts(const PhaseAnalysis& pa, const RunAnalysis& run) {
 }
 
 const CountDef kCounts[] = {
+    // Compile events name no compiler: those torch.compile's probe does not account for are JIT's.
     {"compiles", "JIT compile", "JIT compiles", always,
      [](const PhaseAnalysis& p, const RunAnalysis&) {
-       return std::max(p.counts.jit_compiles, p.counts.compile_events);
+       return std::max(p.counts.jit_compiles, p.counts.compile_events - p.counts.dynamo_compiles);
      }},
+    {"dynamo_compiles", "torch.compile compile", "torch.compile compiles",
+     [](const ProbeCounts& c) { return c.has_compiled; },
+     [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.dynamo_compiles; }},
+    {"eager_fallbacks", "eager call of a compiled frame", "eager calls of compiled frames",
+     [](const ProbeCounts& c) { return c.has_compiled; },
+     [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.eager_fallbacks; }},
     {"plan_builds", "JIT plan build", "JIT plan builds",
      [](const ProbeCounts& c) { return c.has_jit; },
      [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.jit_plan_builds; }},

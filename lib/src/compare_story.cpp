@@ -21,9 +21,12 @@ std::string plural(int64_t n, const char* one, const char* many) {
 std::string switch_paid(const char* side, const RunAnalysis& r, const SwitchCost& s) {
   const ProbeCounts& c = s.around;
   std::vector<std::string> parts;
-  const int64_t compiles = std::max(c.jit_compiles, c.compile_events);
+  // Compile events name no compiler: those torch.compile's probe does not account for are JIT's.
+  const bool dynamo = c.dynamo_compiles > 0;
+  const int64_t compiles = dynamo ? c.dynamo_compiles : std::max(c.jit_compiles, c.compile_events);
   if (compiles > 0) {
-    std::string text = plural(compiles, "JIT compile", "JIT compiles");
+    std::string text = dynamo ? plural(compiles, "torch.compile compile", "torch.compile compiles")
+                              : plural(compiles, "JIT compile", "JIT compiles");
     for (const CompileEvent& e : r.compiles) {
       if (e.step == s.switch_step && !e.reason.empty()) {
         text += " (" + e.reason + ")";

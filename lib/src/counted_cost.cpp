@@ -24,6 +24,7 @@ int64_t jit_events(const StepRecord& s) {
   // A compile is paid in the steps after it too: the graph executor's profiling runs.
   return s.jit ? s.jit->compiles + s.jit->profiling_runs : 0;
 }
+int64_t dynamo_compiles(const StepRecord& s) { return s.compiled ? s.compiled->compiles : 0; }
 int64_t plan_builds(const StepRecord& s) { return s.jit ? s.jit->plan_builds : 0; }
 int64_t cache_misses(const StepRecord& s) {
   return plan_builds(s) + (s.dispatch ? s.dispatch->new_signatures : 0) +
@@ -41,7 +42,7 @@ int64_t copies(const StepRecord& s) {
 
 constexpr CostedCount kCosted[] = {
     {"compiles", jit_events}, {"plan_builds", plan_builds}, {"cache_misses", cache_misses},
-    {"syncs", syncs},         {"copies", copies},
+    {"syncs", syncs},         {"copies", copies},           {"dynamo_compiles", dynamo_compiles},
 };
 constexpr size_t kCostedN = sizeof kCosted / sizeof kCosted[0];
 static_assert(kCostedN <= 8, "one bit per costed count in a step's mask");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <sstream>
 #include <utility>
 
@@ -64,6 +65,224 @@ constexpr char kAdviceMemoryGrowth[] =
     "store loss.item() or loss.detach()), and caches keyed by a value that changes every step.";
 
 bool names_cuda(const std::string& device) { return device.rfind("cuda", 0) == 0; }
+
+// What a rule sees of a step: the step, the monitor's settings and what it remembers.
+struct RuleInput {
+  const StepRecord& step;
+  bool steady;  // past warm-up
+  const HealthOptions& options;
+  bool expect_cuda;
+  const std::string& compile_reason;  // of the last compile event noted, or empty
+  int64_t compile_step;               // its step
+  bool new_compile;                   // no compile alert has named that compile yet
+  int64_t profiling_streak;           // steps in a row with profiling runs, this one included
+  const MemoryTrend& memory;          // resident memory up to this step
+};
+
+// A rule's finding on a step: the alert to raise, unless the rule fired recently.
+struct Finding {
+  const char* rule;
+  std::string evidence;
+  const char* advice;
+  bool repeat_ok = false;  // raise it even if the rule fired within repeat_after_steps
+};
+
+using Rule = std::optional<Finding> (*)(const RuleInput&);
+
+// Whether torch.compile compiled at the step.
+bool dynamo_compiled(const StepRecord& step) {
+  return step.compiled && step.compiled->compiles > 0;
+}
+
+std::optional<Finding> compile_after_warmup(const RuleInput& in) {
+  const StepRecord& step = in.step;
+  const bool jit_compiled = step.jit && (step.jit->compiles > 0 || step.jit->plan_builds > 0);
+  if (!in.steady || (!jit_compiled && !dynamo_compiled(step))) return std::nullopt;
+  std::ostringstream ev;
+  if (jit_compiled) {
+    ev << step.jit->compiles << " compile(s), " << step.jit->plan_builds
+       << " optimized-plan build(s), " << step.jit->profiling_runs << " profiling run(s)";
+  }
+  if (dynamo_compiled(step)) {
+    if (jit_compiled) ev << ", ";
+    ev << step.compiled->compiles << " torch.compile compile(s) (" << step.compiled->recompiles
+       << " recompile(s), " << step.compiled->compile_ms << " ms compiling)";
+  }
+  ev << " at step " << step.step << " (after warm-up of " << in.options.warmup_steps << " steps)";
+  if (!in.compile_reason.empty()) {
+    ev << "; reason: " << in.compile_reason << " (noted at step " << in.compile_step << ")";
+  }
+  // Every new compile is its own finding (a compile per epoch is the storm to see).
+  return Finding{rules::kCompileAfterWarmup, ev.str(), kAdviceCompile, in.new_compile};
+}
+
+std::optional<Finding> jit_not_optimized(const RuleInput& in) {
+  if (!in.steady || in.options.max_profiling_steps <= 0 ||
+      in.profiling_streak < in.options.max_profiling_steps) {
+    return std::nullopt;
+  }
+  std::ostringstream ev;
+  ev << in.profiling_streak << " steps in a row up to step " << in.step.step
+     << " ran the graph executor's profiling plan: no optimized plan was built";
+  if (!in.compile_reason.empty()) {
+    ev << " after the compile at step " << in.compile_step << " (" << in.compile_reason << ")";
+  }
+  return Finding{rules::kJitNotOptimized, ev.str(), kAdviceNotOptimized};
+}
+
+std::optional<Finding> cache_miss_after_warmup(const RuleInput& in) {
+  if (!in.steady) return std::nullopt;
+  const StepRecord& step = in.step;
+  const int64_t sigs = step.dispatch ? step.dispatch->new_signatures : 0;
+  const int64_t kernels = step.cupti ? step.cupti->new_kernels : 0;
+  const int64_t loads = step.cupti ? step.cupti->module_loads : 0;
+  if (sigs <= in.options.max_new_signatures && kernels <= 0 && loads <= 0) return std::nullopt;
+  std::ostringstream ev;
+  ev << sigs << " new op signature(s)";
+  if (step.cupti) ev << ", " << kernels << " new kernel(s), " << loads << " module load(s)";
+  ev << " at step " << step.step;
+  if (!in.compile_reason.empty()) ev << "; last compile reason: " << in.compile_reason;
+  return Finding{rules::kCacheMissAfterWarmup, ev.str(), kAdviceCacheMiss};
+}
+
+// The dispatcher's counts of a steady, sampled step, or null.
+const DispatchStats* steady_dispatch(const RuleInput& in) {
+  const auto& d = in.step.dispatch;
+  return in.steady && d && d->sampled ? &*d : nullptr;
+}
+
+std::optional<Finding> host_syncs(const RuleInput& in) {
+  const DispatchStats* d = steady_dispatch(in);
+  // The host reads of a torch.compile compile (tracing, guards) are the compile's, reported by the
+  // compile alert: not the step's steady syncs.
+  if (!d || d->syncs <= in.options.max_syncs || dynamo_compiled(in.step)) return std::nullopt;
+  std::ostringstream ev;
+  ev << d->syncs << " host sync(s) at step " << in.step.step << " (plus " << d->recorder_syncs
+     << " by the recorder, not counted)";
+  return Finding{rules::kHostSyncs, ev.str(), kAdviceSyncs};
+}
+
+std::optional<Finding> host_ops(const RuleInput& in) {
+  const DispatchStats* d = steady_dispatch(in);
+  if (!in.expect_cuda || !d || d->host_ops <= in.options.max_host_ops) return std::nullopt;
+  std::ostringstream ev;
+  ev << d->host_ops << " of " << d->ops << " ops ran on the host at step " << in.step.step;
+  return Finding{rules::kHostOps, ev.str(), kAdviceHostOps};
+}
+
+std::optional<Finding> cross_device_copies(const RuleInput& in) {
+  const DispatchStats* d = steady_dispatch(in);
+  const HealthOptions& o = in.options;
+  if (!in.expect_cuda || !d ||
+      (d->copies_h2d <= o.max_copies_h2d && d->copies_d2h <= o.max_copies_d2h)) {
+    return std::nullopt;
+  }
+  std::ostringstream ev;
+  ev << d->copies_h2d << " host->device copies (" << d->bytes_h2d << " B), " << d->copies_d2h
+     << " device->host copies (" << d->bytes_d2h << " B) at step " << in.step.step << " (allowed "
+     << o.max_copies_h2d << " / " << o.max_copies_d2h << ")";
+  return Finding{rules::kCrossDeviceCopies, ev.str(), kAdviceCopies};
+}
+
+std::optional<Finding> optimizer_state_off_device(const RuleInput& in) {
+  const auto& o = in.step.optimizer;
+  if (!o || (o->state_off_device <= 0 && o->state_dtype_mismatch <= 0)) return std::nullopt;
+  std::ostringstream ev;
+  ev << o->state_off_device << " state tensor(s) off their parameter's device, "
+     << o->state_dtype_mismatch << " with another dtype (of " << o->state_tensors << ")";
+  return Finding{rules::kOptimizerStateOffDevice, ev.str(), kAdviceStateOffDevice};
+}
+
+std::optional<Finding> optimizer_state_missing(const RuleInput& in) {
+  const auto& o = in.step.optimizer;
+  if (!o || o->state_missing <= 0) return std::nullopt;
+  std::ostringstream ev;
+  ev << o->state_missing << " of " << o->params
+     << " parameter(s) have a gradient but no optimizer state";
+  return Finding{rules::kOptimizerStateMissing, ev.str(), kAdviceStateMissing};
+}
+
+std::optional<Finding> optimizer_state_reset(const RuleInput& in) {
+  const auto& o = in.step.optimizer;
+  if (!o || !o->state_reset) return std::nullopt;
+  std::ostringstream ev;
+  ev << "optimizer step counters fell (now " << o->step_min << ".." << o->step_max << ") at step "
+     << in.step.step;
+  return Finding{rules::kOptimizerStateReset, ev.str(), kAdviceStateReset};
+}
+
+std::optional<Finding> lr_not_in_effect(const RuleInput& in) {
+  const auto& o = in.step.optimizer;
+  if (!o || lr_in_effect(*o, in.options.lr_rel_tolerance)) return std::nullopt;
+  std::ostringstream ev;
+  ev << "lr requested " << o->lr_requested << " but the optimizer uses " << o->lr_effective;
+  return Finding{rules::kLrNotInEffect, ev.str(), kAdviceLr};
+}
+
+std::optional<Finding> placement(const RuleInput& in) {
+  const auto& p = in.step.placement;
+  if (!p || p->params_off_device + p->grads_off_device + p->buffers_off_device <= 0) {
+    return std::nullopt;
+  }
+  std::ostringstream ev;
+  ev << p->params_off_device << " parameter(s), " << p->grads_off_device << " gradient(s), "
+     << p->buffers_off_device << " buffer(s) not on the expected device";
+  return Finding{rules::kPlacement, ev.str(), kAdvicePlacement};
+}
+
+std::optional<Finding> probe_drops(const RuleInput& in) {
+  const StepRecord& step = in.step;
+  const int64_t dispatch = step.dispatch ? step.dispatch->dropped : 0;
+  const int64_t cupti = step.cupti ? step.cupti->dropped : 0;
+  if (dispatch + cupti <= 0) return std::nullopt;
+  std::ostringstream ev;
+  ev << dispatch << " dispatcher event(s) and " << cupti << " CUPTI record(s) dropped at step "
+     << step.step;
+  return Finding{rules::kProbeDrops, ev.str(), kAdviceDrops};
+}
+
+std::optional<Finding> memory_growth(const RuleInput& in) {
+  if (!in.step.memory || !in.steady) return std::nullopt;
+  const std::optional<MemoryGrowth> growth = in.memory.steady_growth();
+  if (!growth) return std::nullopt;
+  constexpr double kMiB = 1024.0 * 1024.0;
+  std::ostringstream ev;
+  ev << "resident memory grew from " << growth->from_bytes / kMiB << " MiB to "
+     << growth->to_bytes / kMiB << " MiB over steps " << growth->first_step << "-"
+     << growth->last_step << " (" << growth->bytes_per_step / 1024.0
+     << " KiB per step), higher in each of " << in.memory.options().blocks
+     << " consecutive blocks of steps";
+  return Finding{rules::kMemoryGrowth, ev.str(), kAdviceMemoryGrowth};
+}
+
+// The rules of one step, in the order their alerts are listed. The slow-step rule runs after
+// them: a slow step with another finding is that finding's.
+constexpr Rule kRules[] = {
+    compile_after_warmup,
+    jit_not_optimized,
+    cache_miss_after_warmup,
+    host_syncs,
+    host_ops,
+    cross_device_copies,
+    optimizer_state_off_device,
+    optimizer_state_missing,
+    optimizer_state_reset,
+    lr_not_in_effect,
+    placement,
+    probe_drops,
+    memory_growth,
+};
+
+// Whether the step carries a probe signal of its own: a slow step with one is not reported as
+// merely slow.
+bool has_probe_signal(const StepRecord& step, const std::vector<Alert>& alerts) {
+  return !alerts.empty() ||
+         (step.jit &&
+          (step.jit->compiles + step.jit->plan_builds + step.jit->profiling_runs) > 0) ||
+         (step.dispatch && step.dispatch->sampled && step.dispatch->new_signatures > 0) ||
+         (step.cupti && step.cupti->new_kernels + step.cupti->module_loads > 0) ||
+         (step.compiled && step.compiled->compiles + step.compiled->eager_fallbacks > 0);
+}
 
 }  // namespace
 
@@ -172,163 +391,29 @@ void HealthMonitor::check_compiled_fallback(std::vector<Alert>& out, const StepR
 }
 
 std::vector<Alert> HealthMonitor::evaluate(const StepRecord& step) {
-  std::vector<Alert> out;
-  const bool steady = step.step >= options_.warmup_steps;
-
-  const bool jit_compiled = step.jit && (step.jit->compiles > 0 || step.jit->plan_builds > 0);
-  const bool dynamo_compiled = step.compiled && step.compiled->compiles > 0;
-  if (steady && (jit_compiled || dynamo_compiled)) {
-    std::ostringstream ev;
-    if (jit_compiled) {
-      ev << step.jit->compiles << " compile(s), " << step.jit->plan_builds
-         << " optimized-plan build(s), " << step.jit->profiling_runs << " profiling run(s)";
-    }
-    if (dynamo_compiled) {
-      if (jit_compiled) ev << ", ";
-      ev << step.compiled->compiles << " torch.compile compile(s) (" << step.compiled->recompiles
-         << " recompile(s), " << step.compiled->compile_ms << " ms compiling)";
-    }
-    ev << " at step " << step.step << " (after warm-up of " << options_.warmup_steps << " steps)";
-    if (!last_compile_reason_.empty()) {
-      ev << "; reason: " << last_compile_reason_ << " (noted at step " << last_compile_step_ << ")";
-    }
-    // Every new compile is its own finding (a compile per epoch is the storm to see).
-    const bool new_compile = last_compile_step_ != compile_alerted_for_;
-    const size_t before = out.size();
-    raise(out, rules::kCompileAfterWarmup, step, ev.str(), kAdviceCompile, new_compile);
-    if (out.size() > before) compile_alerted_for_ = last_compile_step_;
-  }
-
-  check_compiled_fallback(out, step);
-
   profiling_streak_ = step.jit && step.jit->profiling_runs > 0 ? profiling_streak_ + 1 : 0;
-  if (steady && options_.max_profiling_steps > 0 &&
-      profiling_streak_ >= options_.max_profiling_steps) {
-    std::ostringstream ev;
-    ev << profiling_streak_ << " steps in a row up to step " << step.step
-       << " ran the graph executor's profiling plan: no optimized plan was built";
-    if (!last_compile_reason_.empty()) {
-      ev << " after the compile at step " << last_compile_step_ << " (" << last_compile_reason_
-         << ")";
-    }
-    raise(out, rules::kJitNotOptimized, step, ev.str(), kAdviceNotOptimized);
-  }
-
-  if (steady) {
-    const int64_t sigs = step.dispatch ? step.dispatch->new_signatures : 0;
-    const int64_t kernels = step.cupti ? step.cupti->new_kernels : 0;
-    const int64_t loads = step.cupti ? step.cupti->module_loads : 0;
-    if (sigs > options_.max_new_signatures || kernels > 0 || loads > 0) {
-      std::ostringstream ev;
-      ev << sigs << " new op signature(s)";
-      if (step.cupti) ev << ", " << kernels << " new kernel(s), " << loads << " module load(s)";
-      ev << " at step " << step.step;
-      if (!last_compile_reason_.empty()) ev << "; last compile reason: " << last_compile_reason_;
-      raise(out, rules::kCacheMissAfterWarmup, step, ev.str(), kAdviceCacheMiss);
+  if (step.memory) memory_trend_.add(step.step, step.memory->resident_bytes);
+  const RuleInput in{step,
+                     step.step >= options_.warmup_steps,
+                     options_,
+                     expect_cuda_,
+                     last_compile_reason_,
+                     last_compile_step_,
+                     last_compile_step_ != compile_alerted_for_,
+                     profiling_streak_,
+                     memory_trend_};
+  std::vector<Alert> out;
+  for (const Rule rule : kRules) {
+    std::optional<Finding> f = rule(in);
+    if (!f) continue;
+    const size_t before = out.size();
+    raise(out, f->rule, step, std::move(f->evidence), f->advice, f->repeat_ok);
+    if (f->rule == rules::kCompileAfterWarmup && out.size() > before) {
+      compile_alerted_for_ = last_compile_step_;
     }
   }
-
-  // The host reads of a torch.compile compile (tracing, guards) are the compile's, reported by
-  // the compile alert: not the step's steady syncs.
-  const bool compiling = step.compiled && step.compiled->compiles > 0;
-  if (steady && !compiling && step.dispatch && step.dispatch->sampled &&
-      step.dispatch->syncs > options_.max_syncs) {
-    const DispatchStats& d = *step.dispatch;
-    std::ostringstream ev;
-    ev << d.syncs << " host sync(s) at step " << step.step << " (plus " << d.recorder_syncs
-       << " by the recorder, not counted)";
-    raise(out, rules::kHostSyncs, step, ev.str(), kAdviceSyncs);
-  }
-
-  if (steady && expect_cuda_ && step.dispatch && step.dispatch->sampled) {
-    const DispatchStats& d = *step.dispatch;
-    if (d.host_ops > options_.max_host_ops) {
-      std::ostringstream ev;
-      ev << d.host_ops << " of " << d.ops << " ops ran on the host at step " << step.step;
-      raise(out, rules::kHostOps, step, ev.str(), kAdviceHostOps);
-    }
-    if (d.copies_h2d > options_.max_copies_h2d || d.copies_d2h > options_.max_copies_d2h) {
-      std::ostringstream ev;
-      ev << d.copies_h2d << " host->device copies (" << d.bytes_h2d << " B), " << d.copies_d2h
-         << " device->host copies (" << d.bytes_d2h << " B) at step " << step.step << " (allowed "
-         << options_.max_copies_h2d << " / " << options_.max_copies_d2h << ")";
-      raise(out, rules::kCrossDeviceCopies, step, ev.str(), kAdviceCopies);
-    }
-  }
-
-  if (step.optimizer) {
-    const OptimizerStats& o = *step.optimizer;
-    if (o.state_off_device > 0 || o.state_dtype_mismatch > 0) {
-      std::ostringstream ev;
-      ev << o.state_off_device << " state tensor(s) off their parameter's device, "
-         << o.state_dtype_mismatch << " with another dtype (of " << o.state_tensors << ")";
-      raise(out, rules::kOptimizerStateOffDevice, step, ev.str(), kAdviceStateOffDevice);
-    }
-    if (o.state_missing > 0) {
-      std::ostringstream ev;
-      ev << o.state_missing << " of " << o.params
-         << " parameter(s) have a gradient but no optimizer state";
-      raise(out, rules::kOptimizerStateMissing, step, ev.str(), kAdviceStateMissing);
-    }
-    if (o.state_reset) {
-      std::ostringstream ev;
-      ev << "optimizer step counters fell (now " << o.step_min << ".." << o.step_max << ") at step "
-         << step.step;
-      raise(out, rules::kOptimizerStateReset, step, ev.str(), kAdviceStateReset);
-    }
-    if (o.lr_requested > 0.0) {
-      const double tol = options_.lr_rel_tolerance * std::max(std::abs(o.lr_requested), 1e-300);
-      if (std::abs(o.lr_effective - o.lr_requested) > tol) {
-        std::ostringstream ev;
-        ev << "lr requested " << o.lr_requested << " but the optimizer uses " << o.lr_effective;
-        raise(out, rules::kLrNotInEffect, step, ev.str(), kAdviceLr);
-      }
-    }
-  }
-
-  if (step.placement) {
-    const PlacementStats& p = *step.placement;
-    if (p.params_off_device + p.grads_off_device + p.buffers_off_device > 0) {
-      std::ostringstream ev;
-      ev << p.params_off_device << " parameter(s), " << p.grads_off_device << " gradient(s), "
-         << p.buffers_off_device << " buffer(s) not on the expected device";
-      raise(out, rules::kPlacement, step, ev.str(), kAdvicePlacement);
-    }
-  }
-
-  const int64_t drops =
-      (step.dispatch ? step.dispatch->dropped : 0) + (step.cupti ? step.cupti->dropped : 0);
-  if (drops > 0) {
-    std::ostringstream ev;
-    ev << (step.dispatch ? step.dispatch->dropped : 0) << " dispatcher event(s) and "
-       << (step.cupti ? step.cupti->dropped : 0) << " CUPTI record(s) dropped at step "
-       << step.step;
-    raise(out, rules::kProbeDrops, step, ev.str(), kAdviceDrops);
-  }
-
-  if (step.memory) {
-    memory_trend_.add(step.step, step.memory->resident_bytes);
-    if (steady) {
-      if (const std::optional<MemoryGrowth> growth = memory_trend_.steady_growth()) {
-        constexpr double kMiB = 1024.0 * 1024.0;
-        std::ostringstream ev;
-        ev << "resident memory grew from " << growth->from_bytes / kMiB << " MiB to "
-           << growth->to_bytes / kMiB << " MiB over steps " << growth->first_step << "-"
-           << growth->last_step << " (" << growth->bytes_per_step / 1024.0
-           << " KiB per step), higher in each of " << memory_trend_.options().blocks
-           << " consecutive blocks of steps";
-        raise(out, rules::kMemoryGrowth, step, ev.str(), kAdviceMemoryGrowth);
-      }
-    }
-  }
-
-  const bool has_signal =
-      !out.empty() ||
-      (step.jit && (step.jit->compiles + step.jit->plan_builds + step.jit->profiling_runs) > 0) ||
-      (step.dispatch && step.dispatch->sampled && step.dispatch->new_signatures > 0) ||
-      (step.cupti && step.cupti->new_kernels + step.cupti->module_loads > 0) ||
-      (step.compiled && step.compiled->compiles + step.compiled->eager_fallbacks > 0);
-  check_slow_step(out, step, steady, has_signal);
+  check_compiled_fallback(out, step);
+  check_slow_step(out, step, in.steady, has_probe_signal(step, out));
   if (step.wall_ms > 0.0) {
     window_[static_cast<size_t>(window_next_)] = step.wall_ms;
     window_next_ = (window_next_ + 1) % static_cast<int64_t>(window_.size());

@@ -120,9 +120,8 @@ std::string run_line(const RunAnalysis& r) {
   return s;
 }
 
-}  // namespace
-
-void HtmlRenderer::render(const Comparison& c, std::ostream& out) const {
+// The page up to the verdict: its head, the verdict with the story and the summary, the runs.
+void page_head(const Comparison& c, std::ostream& out) {
   const std::string verdict = to_string(c.verdict);
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
       << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -146,13 +145,19 @@ void HtmlRenderer::render(const Comparison& c, std::ostream& out) const {
       << detail::printf_string("%.1f%%", c.options.threshold * 100.0) << ", alpha "
       << detail::printf_string("%g", c.options.alpha) << " &middot; "
       << html_escape(detail::unit_sentence(c)) << "</p></header>\n";
+}
 
+// The comparison's warnings, when it has any.
+void warnings_section(const Comparison& c, std::ostream& out) {
   if (!c.warnings.empty()) {
     out << "<h2>Warnings</h2><ul class=\"warn\">\n";
     for (const auto& w : c.warnings) out << "<li>" << html_escape(w) << "</li>\n";
     out << "</ul>\n";
   }
+}
 
+// Step time per phase: steady state and all steps, tested, with each phase's verdict.
+void phase_table(const Comparison& c, std::ostream& out) {
   out << "<h2>Step time per phase: steady state, and all steps</h2>\n"
          "<table><tr><th>phase</th><th>A steps "
          "(warm-up)</th><th>B steps (warm-up)</th><th>A median ms</th><th>B median ms</th>"
@@ -185,6 +190,10 @@ void HtmlRenderer::render(const Comparison& c, std::ostream& out) const {
         << "</td></tr>\n";
   }
   out << "</table>\n";
+}
+
+// The counts that differ exactly between the sides.
+void count_changes_section(const Comparison& c, std::ostream& out) {
   if (!c.count_changes.empty()) {
     out << "<h2>Counts compared exactly</h2>\n<ul>\n";
     for (const auto& cc : c.count_changes) {
@@ -193,6 +202,10 @@ void HtmlRenderer::render(const Comparison& c, std::ostream& out) const {
     }
     out << "</ul>\n";
   }
+}
+
+// What the counted events cost, per phase that has any.
+void counted_costs_section(const Comparison& c, std::ostream& out) {
   bool costed = false;
   for (const CountedCost& cost : c.counted_costs) costed |= !cost.counts.empty();
   if (costed) {
@@ -219,7 +232,10 @@ void HtmlRenderer::render(const Comparison& c, std::ostream& out) const {
            "that carry the events in either run, plus compile time between steps. A cost beyond "
            "the threshold decides the phase whatever the steady state says.</p>\n";
   }
+}
 
+// The recompile tax of each switch on both sides.
+void switch_taxes(const Comparison& c, std::ostream& out) {
   if (!c.switches.empty()) {
     out << "<h2>Phase switch: the recompile tax</h2>\n<table><tr><th>switch to phase</th>"
            "<th>A tax s</th><th>A slow steps s</th><th>A compile s</th><th>A steps to recover</th>"
@@ -237,7 +253,10 @@ void HtmlRenderer::render(const Comparison& c, std::ostream& out) const {
            "the new phase's steady median until they were back at steady state. Compile: time the "
            "run's compile events at the switch report, spent between steps.</p>\n";
   }
+}
 
+// The charts, then each side's slow stretches with their causes and the probe counts.
+void charts_and_causes(const Comparison& c, std::ostream& out) {
   out << "<h2>Step time</h2>\n";
   detail::step_time_chart(c, out);
   out << "<h2>Compiles and cache misses per step</h2>\n";
@@ -251,7 +270,10 @@ void HtmlRenderer::render(const Comparison& c, std::ostream& out) const {
 
   out << "<h2>Probe signals per phase and around each switch</h2>\n";
   counts_table(c, out);
+}
 
+// How training ended on each side, and the training-quality comparison.
+void training_outcome(const Comparison& c, std::ostream& out) {
   out << "<h2>Training outcome</h2>\n";
   detail::loss_chart(c, out);
   out << "<table><tr><th class=\"l\">run</th><th class=\"l\">finished</th><th>final loss</th>"
@@ -273,7 +295,10 @@ void HtmlRenderer::render(const Comparison& c, std::ostream& out) const {
   }
   out << "</table>\n";
   quality_table(c.convergence, out);
+}
 
+// Each side's alerts, the first 30 of each.
+void alerts_section(const Comparison& c, std::ostream& out) {
   out << "<h2>Alerts</h2>\n";
   for (const auto* r : {&c.a, &c.b}) {
     out << "<h3>" << (r == &c.a ? "A" : "B") << ": " << r->alerts.size() << " alert"
@@ -291,7 +316,10 @@ void HtmlRenderer::render(const Comparison& c, std::ostream& out) const {
     }
     out << "</ul>\n";
   }
+}
 
+// The keys whose values differ between the runs' configurations.
+void config_differences_section(const Comparison& c, std::ostream& out) {
   if (!c.config_differences.empty()) {
     out << "<h2>Configuration differences</h2>\n<table><tr><th class=\"l\">key</th><th "
            "class=\"l\">A</th><th class=\"l\">B</th></tr>\n";
@@ -301,7 +329,10 @@ void HtmlRenderer::render(const Comparison& c, std::ostream& out) const {
     }
     out << "</table>\n";
   }
+}
 
+// Each run's header and configuration, and the tool's version.
+void runs_and_footer(const Comparison& c, std::ostream& out) {
   out << "<h2>Runs</h2>\n";
   for (const auto* r : {&c.a, &c.b}) {
     const auto& h = r->header;
@@ -314,6 +345,22 @@ void HtmlRenderer::render(const Comparison& c, std::ostream& out) const {
   out << "<p class=\"muted\">recompdiag " << kToolVersion << " (" << html_escape(kBuildInfo)
       << "), report schema " << kReportSchemaVersion << ".</p>\n";
   out << "</main></body></html>\n";
+}
+
+}  // namespace
+
+void HtmlRenderer::render(const Comparison& c, std::ostream& out) const {
+  page_head(c, out);
+  warnings_section(c, out);
+  phase_table(c, out);
+  count_changes_section(c, out);
+  counted_costs_section(c, out);
+  switch_taxes(c, out);
+  charts_and_causes(c, out);
+  training_outcome(c, out);
+  alerts_section(c, out);
+  config_differences_section(c, out);
+  runs_and_footer(c, out);
 }
 
 }  // namespace recompdiag::reports

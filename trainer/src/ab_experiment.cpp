@@ -15,6 +15,7 @@
 
 #include "detail/ab_sides.h"
 #include "detail/forward_signals.h"
+#include "detail/process.h"
 #include "detail/rank_processes.h"
 #include "recompdiag/core/compare.h"
 #include "recompdiag/core/error.h"
@@ -69,9 +70,7 @@ struct RunSpec {
 /// process before the fork. With a token, the child takes turns with the other run of its pair.
 pid_t start_child(const RunSpec& run, bool quiet, TurnToken* token,
                   const std::vector<int>& close_fds, detail::ForwardSignals& forward) {
-  std::fflush(nullptr);
-  pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  const pid_t pid = detail::fork_process("the " + run.label + " run");
   if (pid > 0) {
     forward.add(pid);
     return pid;
@@ -116,9 +115,7 @@ pid_t start_child(const RunSpec& run, bool quiet, TurnToken* token,
 
 /// Waits for a child; returns its exit code (exit_code_of_wait_status: 3 when it crashed).
 int wait_child(pid_t pid, const std::string& label, detail::ForwardSignals& forward) {
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  const int status = detail::wait_process(pid);
   forward.remove(pid);
   const int code = exit_code_of_wait_status(status);
   if (WIFSIGNALED(status)) {
@@ -144,11 +141,8 @@ void start_job(const RunSpec& run, int job, const std::string& store_file, TurnT
     rank.path = rank_file_path(run.path, r);
     rank.takes_turns = token != nullptr;
     rank.report = r == 0;
-    if (!rank.metrics.listen_addr.empty()) {
-      // One endpoint per rank, as `train --world-size` serves them: PORT + r (0 stays any port).
-      const reports::ListenAddress at = reports::parse_listen_address(rank.metrics.listen_addr);
-      if (at.port > 0) rank.metrics.listen_addr = at.host + ":" + std::to_string(at.port + r);
-    }
+    // One endpoint per rank, as `train --world-size` serves them.
+    rank.metrics.listen_addr = detail::rank_listen_addr(run.metrics.listen_addr, r);
     const pid_t pid =
         start_child(rank, quiet, r == 0 ? token : nullptr, r == 0 ? close_fds : token_fds, forward);
     out.push_back({pid, job, r, world, run.label});
@@ -168,33 +162,36 @@ int run_job(const RunSpec& run, bool quiet, detail::ForwardSignals& forward) {
 /// turns through their rank 0.
 int run_interleaved_pair(const RunSpec& a, const RunSpec& b, bool b_first, bool quiet,
                          detail::ForwardSignals& forward) {
-  int pa[2], pb[2];  // pa: A's turn, pb: B's turn
-  if (::pipe(pa) != 0) throw std::runtime_error("pipe failed");
-  if (::pipe(pb) != 0) {
-    ::close(pa[0]);
-    ::close(pa[1]);
-    throw std::runtime_error("pipe failed");
-  }
+  // Closed however this returns: the children hold their own copies.
+  detail::Pipe pa = detail::Pipe::make("the turns");  // A's turn
+  detail::Pipe pb = detail::Pipe::make("the turns");  // B's turn
   const char go = 1;
-  if (::write(b_first ? pb[1] : pa[1], &go, 1) != 1) throw std::runtime_error("pipe write failed");
-  TurnToken ta{pa[0], pb[1]};
-  TurnToken tb{pb[0], pa[1]};
+  if (::write(b_first ? pb.write.get() : pa.write.get(), &go, 1) != 1) {
+    detail::throw_os_error("cannot give the first turn");
+  }
+  TurnToken ta{pa.read.get(), pb.write.get()};
+  TurnToken tb{pb.read.get(), pa.write.get()};
+  const std::vector<int> for_a = {pa.write.get(), pb.read.get()};  // what A's run closes
+  const std::vector<int> for_b = {pb.write.get(), pa.read.get()};
   if (a.job) {
-    const std::vector<int> all = {pa[0], pa[1], pb[0], pb[1]};
+    const std::vector<int> all = {pa.read.get(), pa.write.get(), pb.read.get(), pb.write.get()};
     detail::LocalRendezvous ra, rb;
     std::vector<detail::RankProcess> ranks;
-    start_job(a, 0, ra.store_file(), &ta, {pa[1], pb[0]}, all, quiet, forward, ranks);
-    start_job(b, 1, rb.store_file(), &tb, {pb[1], pa[0]}, all, quiet, forward, ranks);
-    for (int fd : all) ::close(fd);
+    start_job(a, 0, ra.store_file(), &ta, for_a, all, quiet, forward, ranks);
+    start_job(b, 1, rb.store_file(), &tb, for_b, all, quiet, forward, ranks);
+    pa = {};
+    pb = {};
     const std::vector<int> codes = detail::wait_for_ranks(ranks, 2, forward);
     return detail::pair_code(codes[0], codes[1]);
   }
-  pid_t ca = start_child(a, quiet, &ta, {pa[1], pb[0]}, forward);
-  pid_t cb = start_child(b, quiet, &tb, {pb[1], pa[0]}, forward);
-  for (int fd : {pa[0], pa[1], pb[0], pb[1]}) ::close(fd);
+  const pid_t ca = start_child(a, quiet, &ta, for_a, forward);
+  const pid_t cb = start_child(b, quiet, &tb, for_b, forward);
+  pa = {};
+  pb = {};
   const int code_a = wait_child(ca, a.label, forward);
   const int code_b = wait_child(cb, b.label, forward);
-  return code_a != 0 ? code_a : code_b;
+  // A crash of B is what the pair is remembered by, whatever A's code.
+  return detail::pair_code(code_a, code_b);
 }
 
 }  // namespace
@@ -303,13 +300,12 @@ AbExperimentResult run_ab_experiment(const AbExperimentOptions& options) {
   }
   reports::check_listen_address_free(metrics[0]);
   const bool interleaved = options.schedule == AbSchedule::kInterleaved;
-  if (interleaved && !options.metrics.listen_addr.empty()) {
-    reports::ListenAddress addr = reports::parse_listen_address(options.metrics.listen_addr);
-    if (addr.port != 0) {
-      // Both runs of a pair are alive at once: side B serves on the next port (past side A's
-      // ranks' ports for jobs).
-      const int next = options.job ? options.job->world_size : 1;
-      metrics[1].listen_addr = addr.host + ":" + std::to_string(addr.port + next);
+  if (interleaved) {
+    // Both runs of a pair are alive at once: side B serves on the next port (past side A's ranks'
+    // ports for jobs).
+    metrics[1].listen_addr = detail::rank_listen_addr(options.metrics.listen_addr,
+                                                      options.job ? options.job->world_size : 1);
+    if (metrics[1].listen_addr != options.metrics.listen_addr) {
       reports::check_listen_address_free(metrics[1]);
       std::fprintf(stderr, "recompdiag: metrics of the %s runs at %s\n", options.b.name.c_str(),
                    metrics[1].listen_addr.c_str());

@@ -76,11 +76,7 @@ void start_side(Side& side, const std::string& command, const std::string& label
   envp.push_back(nullptr);
   std::string sh = "sh", dash_c = "-c", line = command;
   char* argv[] = {sh.data(), dash_c.data(), line.data(), nullptr};
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    throw IoError("cannot start the " + label + " run: fork failed: " + std::strerror(errno));
-  }
+  const pid_t pid = fork_process("the " + label + " run");
   if (pid == 0) {
     // A group of its own: a terminal's Ctrl-C reaches ab alone, which forwards it to the group
     // (the shell and what it started) once.
@@ -196,37 +192,12 @@ void stop_if_never_reads(Side& side, const Side& other, const CommandPairOptions
 
 }  // namespace
 
-Fd& Fd::operator=(Fd&& other) noexcept {
-  if (this != &other) {
-    reset();
-    fd_ = other.fd_;
-    other.fd_ = -1;
-  }
-  return *this;
-}
-
-void Fd::reset() {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-}
-
-Pipe Pipe::make() {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) {
-    throw IoError(std::string("cannot create a pipe for the turns: ") + std::strerror(errno));
-  }
-  Pipe p;
-  p.read = Fd(fds[0]);
-  p.write = Fd(fds[1]);
-  return p;
-}
-
 std::array<CommandOutcome, 2> run_command_pair(const CommandPairOptions& options,
                                                ForwardSignals& forward) {
   Side sides[2];
   for (Side& s : sides) {
-    s.go = Pipe::make();
-    s.done = Pipe::make();
+    s.go = Pipe::make("the turns");
+    s.done = Pipe::make("the turns");
   }
   for (int i = 0; i < 2; ++i) {
     try {

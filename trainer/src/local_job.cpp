@@ -7,15 +7,13 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
-#include <stdexcept>
 
 #include "detail/forward_signals.h"
+#include "detail/process.h"
 #include "detail/rank_processes.h"
 #include "recompdiag/core/error.h"
+#include "recompdiag/reports/prometheus_exporter.h"
 #include "recompdiag/trainer/distributed.h"
 #include "recompdiag/trainer/exit_codes.h"
 
@@ -33,9 +31,7 @@ pid_t start_rank(const std::vector<std::string>& env, const std::vector<std::str
   std::vector<char*> envp;
   for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  const pid_t pid = detail::fork_process("a rank");
   if (pid == 0) {
     // A group of its own: a terminal's Ctrl-C reaches the launcher alone, which forwards it once.
     ::setpgid(0, 0);
@@ -103,24 +99,14 @@ int run_local_job(const LocalJobOptions& options) {
 
 namespace detail {
 
-LocalRendezvous::LocalRendezvous() {
-  std::error_code ec;
-  std::string pattern =
-      (std::filesystem::temp_directory_path(ec) / "recompdiag-rendezvous-XXXXXX").string();
-  if (ec) pattern = "/tmp/recompdiag-rendezvous-XXXXXX";
-  std::vector<char> buf(pattern.begin(), pattern.end());
-  buf.push_back('\0');
-  if (::mkdtemp(buf.data()) == nullptr) {
-    throw std::runtime_error("cannot create a rendezvous directory " + pattern + ": " +
-                             std::strerror(errno));
-  }
-  dir_ = buf.data();
-  file_ = dir_ + "/store";
-}
+LocalRendezvous::LocalRendezvous()
+    : dir_("recompdiag-rendezvous-"), file_(dir_.path() + "/store") {}
 
-LocalRendezvous::~LocalRendezvous() {
-  std::error_code ec;
-  std::filesystem::remove_all(dir_, ec);  // best effort: a leftover temp dir harms nothing
+std::string rank_listen_addr(const std::string& listen_addr, int offset) {
+  if (listen_addr.empty()) return listen_addr;
+  const reports::ListenAddress at = reports::parse_listen_address(listen_addr);
+  if (at.port == 0) return listen_addr;  // any free port, for each of them
+  return at.host + ":" + std::to_string(at.port + offset);
 }
 
 std::vector<int> wait_for_ranks(const std::vector<RankProcess>& processes, int jobs,
@@ -161,18 +147,6 @@ std::vector<int> wait_for_ranks(const std::vector<RankProcess>& processes, int j
 
 }  // namespace detail
 
-std::vector<std::string> this_command_line() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::string> argv;
-  size_t start = 0;
-  while (start < all.size()) {
-    const size_t end = all.find('\0', start);
-    argv.push_back(all.substr(start, end - start));
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
-  return argv;
-}
+std::vector<std::string> this_command_line() { return detail::own_command_line(); }
 
 }  // namespace recompdiag::trainer

@@ -207,108 +207,159 @@ void TwoPhaseTrainer::set_epoch_barrier(std::function<void()> barrier) {
 
 const RunHeader& TwoPhaseTrainer::header() const { return impl_->header; }
 
+struct TwoPhaseTrainer::Impl::RunProgress {
+  explicit RunProgress(const TrainConfig& config) : plateau(config.plateau) {
+    rec.head_losses.resize(2);
+  }
+  Clock::time_point start = Clock::now();
+  int64_t global_step = 0;
+  int64_t alerts = 0;
+  Clock::duration barrier_wait{0};  // time spent at epoch barriers, not training
+  ReduceLrOnPlateau plateau;
+  StepRecord rec;  // the latest step's, reused from step to step
+};
+
+struct TwoPhaseTrainer::Impl::EpochTotals {
+  double loss = 0.0;
+  double cat_loss = 0.0;
+  double bin_loss = 0.0;
+  double wall_ms = 0.0;
+};
+
+bool TwoPhaseTrainer::Impl::stopping() const {
+  return group ? job_stop : stop_requested.load(std::memory_order_relaxed);
+}
+
+void TwoPhaseTrainer::Impl::wait_turn(RunProgress& run, int phase) {
+  if (!epoch_barrier && !turns_at_epochs) return;
+  const auto wait_start = Clock::now();
+  // A data-parallel job takes its turn as one: every rank has finished the epoch before any
+  // waits, and none starts the next before the turn has come (to rank 0, which holds it).
+  if (group) group->barrier(run.global_step);
+  if (epoch_barrier) {
+    epoch_barrier();
+  } else {
+    take_turn(run.global_step, phase);
+  }
+  if (group) group->barrier(run.global_step);
+  run.barrier_wait += Clock::now() - wait_start;
+}
+
+void TwoPhaseTrainer::Impl::run_phase(size_t index, RunProgress& run) {
+  const PhaseConfig& phase = config.phases[index];
+  const int phase_no = static_cast<int>(index + 1);
+  wait_turn(run, phase_no);  // a phase's setup (the switch: compile, rebuild) is its first epoch's
+  begin_phase(index, run);
+  // A new fit() call in Keras starts its callbacks afresh.
+  run.plateau.reset();
+  run.rec.loss_weights = phase.loss_weights;
+  int64_t step_in_phase = 0;
+  for (int epoch = 0; epoch < phase.epochs && !stopping(); ++epoch) {
+    if (epoch > 0) {
+      wait_turn(run, phase_no);
+      start_epoch(phase, run.global_step, phase_no, epoch);
+    }
+    const EpochTotals totals = run_epoch(phase_no, epoch, step_in_phase, run);
+    if (stopping()) break;  // a partial epoch: no progress line, no plateau decision
+    end_epoch(phase, phase_no, epoch, totals, run);
+  }
+}
+
+void TwoPhaseTrainer::Impl::begin_phase(size_t index, RunProgress& run) {
+  const PhaseConfig& phase = config.phases[index];
+  const int phase_no = static_cast<int>(index + 1);
+  emit({EventKind::kPhaseStart,
+        run.global_step,
+        phase_no,
+        "phase " + std::to_string(phase_no) + ": " + std::to_string(phase.epochs) +
+            " epochs, loss weights " + format_weights(phase.loss_weights) + ", lr " +
+            format_lr(phase.lr),
+        {{"phase", phase_no},
+         {"epochs", phase.epochs},
+         {"loss_weights", phase.loss_weights},
+         {"lr", phase.lr}}});
+  if (index > 0) {
+    switch_phase(index, run.global_step);
+    return;
+  }
+  if (config.mode == TrainMode::kMutable) {
+    loss_weights = torch::tensor(phase.loss_weights, torch::kFloat).to(device);
+  }
+  compile(phase.loss_weights, run.global_step, phase_no, "initial");
+}
+
+TwoPhaseTrainer::Impl::EpochTotals TwoPhaseTrainer::Impl::run_epoch(int phase, int epoch,
+                                                                    int64_t& step_in_phase,
+                                                                    RunProgress& run) {
+  const torch::Tensor* weights_arg = config.mode == TrainMode::kMutable ? &loss_weights : nullptr;
+  StepRecord& rec = run.rec;
+  EpochTotals totals;
+  for (int b = 0; b < config.steps_per_epoch && !stopping(); ++b) {
+    record_step({run.global_step, phase, epoch, step_in_phase}, static_cast<size_t>(b), weights_arg,
+                monitor.get(), sinks, rec);
+    run.alerts += static_cast<int64_t>(rec.alerts.size());
+    totals.loss += rec.loss;
+    totals.cat_loss += rec.head_losses[0];
+    totals.bin_loss += rec.head_losses[1];
+    totals.wall_ms += rec.wall_ms;
+    ++run.global_step;
+    ++step_in_phase;
+  }
+  return totals;
+}
+
+void TwoPhaseTrainer::Impl::end_epoch(const PhaseConfig& phase_config, int phase, int epoch,
+                                      const EpochTotals& totals, RunProgress& run) {
+  const double n = config.steps_per_epoch;
+  const double lr = current_lr(*adam);
+  if (progress) {
+    progress->on_epoch_end({to_string(config.mode), phase, epoch, phase_config.epochs,
+                            run.global_step, totals.loss / n, totals.cat_loss / n,
+                            totals.bin_loss / n, lr, totals.wall_ms / n});
+  }
+  if (auto new_lr = run.plateau.on_epoch_end(totals.loss / n, lr)) {
+    change_lr(*new_lr);
+    emit({EventKind::kLrChange,
+          run.global_step,
+          phase,
+          "ReduceLROnPlateau: epoch loss did not improve for " +
+              std::to_string(config.plateau.patience) + " epochs; lr " + format_lr(lr) + " -> " +
+              format_lr(*new_lr),
+          {{"from", lr}, {"to", *new_lr}, {"cause", "plateau"}}});
+  }
+}
+
+RunSummary TwoPhaseTrainer::Impl::summarize(const RunProgress& run,
+                                            const std::vector<float>& final_parameters,
+                                            bool failed) const {
+  RunSummary sum;
+  sum.parameters_digest = parameters_digest(final_parameters);
+  sum.steps = run.global_step;
+  sum.elapsed_s =
+      std::chrono::duration<double>(Clock::now() - run.start - run.barrier_wait).count();
+  sum.compiles = compiles;
+  sum.alerts = run.alerts;
+  sum.final_loss = run.rec.loss;
+  sum.final_head_losses = run.rec.head_losses;
+  if (stopping()) sum.status = "interrupted";
+  if (failed) sum.status = "failed";
+  return sum;
+}
+
 TrainResult TwoPhaseTrainer::run() {
   Impl& m = *impl_;
   TORCH_CHECK(!m.ran, "TwoPhaseTrainer::run can be called once");
   m.ran = true;
-  const TrainConfig& c = m.config;
   for (RecordSink* s : m.sinks) s->on_run_start(m.header);
 
   TrainResult result;
-  ReduceLrOnPlateau plateau(c.plateau);
-  const auto run_start = Clock::now();
-  int64_t global_step = 0;
-  int64_t alerts = 0;
-  Clock::duration barrier_wait{0};  // time spent at epoch barriers, not training
-  auto wait_turn = [&](int phase_no) {
-    if (!m.epoch_barrier && !m.turns_at_epochs) return;
-    const auto wait_start = Clock::now();
-    // A data-parallel job takes its turn as one: every rank has finished the epoch before any
-    // waits, and none starts the next before the turn has come (to rank 0, which holds it).
-    if (m.group) m.group->barrier(global_step);
-    if (m.epoch_barrier) {
-      m.epoch_barrier();
-    } else {
-      m.take_turn(global_step, phase_no);
-    }
-    if (m.group) m.group->barrier(global_step);
-    barrier_wait += Clock::now() - wait_start;
-  };
-  StepRecord rec;
-  rec.head_losses.resize(2);
-
-  // Checked between steps: a stop lets the step in flight finish and be recorded.
-  auto stopping = [&] {
-    return m.group ? m.job_stop : m.stop_requested.load(std::memory_order_relaxed);
-  };
+  Impl::RunProgress run(m.config);
   // A data-parallel rank whose job failed around it (a peer died, a collective timed out) still
   // ends its file with a summary, marked failed, of the steps it completed; then it fails.
   std::exception_ptr job_failure;
   try {
-    for (size_t pi = 0; pi < c.phases.size() && !stopping(); ++pi) {
-      const PhaseConfig& phase = c.phases[pi];
-      const int phase_no = static_cast<int>(pi + 1);
-      wait_turn(phase_no);  // a phase's setup (the switch: compile, rebuild) is its first epoch's
-      m.emit({EventKind::kPhaseStart,
-              global_step,
-              phase_no,
-              "phase " + std::to_string(phase_no) + ": " + std::to_string(phase.epochs) +
-                  " epochs, loss weights " + format_weights(phase.loss_weights) + ", lr " +
-                  format_lr(phase.lr),
-              {{"phase", phase_no},
-               {"epochs", phase.epochs},
-               {"loss_weights", phase.loss_weights},
-               {"lr", phase.lr}}});
-      if (pi == 0) {
-        if (c.mode == TrainMode::kMutable) {
-          m.loss_weights = torch::tensor(phase.loss_weights, torch::kFloat).to(m.device);
-        }
-        m.compile(phase.loss_weights, global_step, phase_no, "initial");
-      } else {
-        m.switch_phase(pi, global_step);
-      }
-      // A new fit() call in Keras starts its callbacks afresh.
-      plateau.reset();
-      const torch::Tensor* weights_arg = c.mode == TrainMode::kMutable ? &m.loss_weights : nullptr;
-      rec.loss_weights = phase.loss_weights;
-      int64_t step_in_phase = 0;
-
-      for (int epoch = 0; epoch < phase.epochs && !stopping(); ++epoch) {
-        if (epoch > 0) {
-          wait_turn(phase_no);
-          m.start_epoch(phase, global_step, phase_no, epoch);
-        }
-        double epoch_loss = 0, epoch_cat = 0, epoch_bin = 0, epoch_ms = 0;
-        for (int b = 0; b < c.steps_per_epoch && !stopping(); ++b) {
-          m.record_step({global_step, phase_no, epoch, step_in_phase}, static_cast<size_t>(b),
-                        weights_arg, m.monitor.get(), m.sinks, rec);
-          alerts += static_cast<int64_t>(rec.alerts.size());
-          epoch_loss += rec.loss;
-          epoch_cat += rec.head_losses[0];
-          epoch_bin += rec.head_losses[1];
-          epoch_ms += rec.wall_ms;
-          ++global_step;
-          ++step_in_phase;
-        }
-        if (stopping()) break;  // a partial epoch: no progress line, no plateau decision
-        const double n = c.steps_per_epoch;
-        const double lr = current_lr(*m.adam);
-        if (m.progress) {
-          m.progress->on_epoch_end({to_string(c.mode), phase_no, epoch, phase.epochs, global_step,
-                                    epoch_loss / n, epoch_cat / n, epoch_bin / n, lr,
-                                    epoch_ms / n});
-        }
-        if (auto new_lr = plateau.on_epoch_end(epoch_loss / n, lr)) {
-          m.change_lr(*new_lr);
-          m.emit({EventKind::kLrChange,
-                  global_step,
-                  phase_no,
-                  "ReduceLROnPlateau: epoch loss did not improve for " +
-                      std::to_string(c.plateau.patience) + " epochs; lr " + format_lr(lr) + " -> " +
-                      format_lr(*new_lr),
-                  {{"from", lr}, {"to", *new_lr}, {"cause", "plateau"}}});
-        }
-      }
+    for (size_t pi = 0; pi < m.config.phases.size() && !m.stopping(); ++pi) {
+      m.run_phase(pi, run);
       result.adam_step_at_phase_end.push_back(adam_step_of(*m.adam, m.params.front()));
     }
   } catch (const JobError&) {
@@ -320,17 +371,8 @@ TrainResult TwoPhaseTrainer::run() {
     result.final_parameters.insert(result.final_parameters.end(), flat.data_ptr<float>(),
                                    flat.data_ptr<float>() + flat.numel());
   }
-  RunSummary& sum = result.summary;
-  sum.parameters_digest = parameters_digest(result.final_parameters);
-  sum.steps = global_step;
-  sum.elapsed_s = std::chrono::duration<double>(Clock::now() - run_start - barrier_wait).count();
-  sum.compiles = m.compiles;
-  sum.alerts = alerts;
-  sum.final_loss = rec.loss;
-  sum.final_head_losses = rec.head_losses;
-  if (stopping()) sum.status = "interrupted";
-  if (job_failure) sum.status = "failed";
-  for (RecordSink* s : m.sinks) s->on_run_end(sum);
+  result.summary = m.summarize(run, result.final_parameters, job_failure != nullptr);
+  for (RecordSink* s : m.sinks) s->on_run_end(result.summary);
   if (job_failure) std::rethrow_exception(job_failure);
 
   result.compiles = m.compiles;

@@ -21,11 +21,9 @@ struct IndexRange {
   size_t hi = 0;
 };
 
-/// Adds one step's probe counters to `c` (an absent section leaves its `has_*` false).
-void add_step(ProbeCounts& c, const StepRecord& s);
-
 /// Adds the probe counters and alerts of steps [lo, hi) to `c`, a run of alike steps at a time
-/// (StepColumns::for_each_run): the same totals as add_step() on each step.
+/// (StepColumns::for_each_run), each count as its line of kProbeCounts says (an absent section
+/// leaves its `has_*` false).
 void add_steps(ProbeCounts& c, const StepColumns& steps, size_t lo, size_t hi);
 
 /// Summary of step times already sorted ascending.

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "detail/process.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/trainer/trainer.h"
 
@@ -40,19 +41,6 @@ namespace {
 constexpr std::array<const char*, 4> kArms = {"off", "full", "counted", "sampled"};
 
 int round_up(int n, int multiple) { return (n + multiple - 1) / multiple * multiple; }
-
-std::vector<std::string> own_arguments() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::string> out;
-  for (size_t start = 0; start < all.size();) {
-    const size_t end = all.find('\0', start);
-    out.emplace_back(all.substr(start, end - start));
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
-  return out;
-}
 
 std::string find_on_path(const std::string& name) {
   const char* path = std::getenv("PATH");
@@ -120,7 +108,7 @@ void print_instruction_counts(const InstructionBench& bench) {
   if (valgrind.empty()) {
     throw InputError("--instructions needs valgrind on the PATH (apt-get install valgrind)");
   }
-  std::vector<std::string> args = own_arguments();
+  std::vector<std::string> args = detail::own_command_line();
   if (args.empty()) throw std::runtime_error("cannot read /proc/self/cmdline");
   std::string tmpl = (std::filesystem::temp_directory_path() / "recompdiag_callgrind_XXXXXX");
   if (!::mkdtemp(tmpl.data())) throw InputError("cannot create a temporary directory");

@@ -16,6 +16,7 @@
 
 #include "cli/commands.h"
 #include "cli/run_set.h"
+#include "detail/process.h"
 #include "recompdiag/core/compare.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/run_io.h"
@@ -67,10 +68,7 @@ void run_bench(const BenchCompareCommand& s) {
   if (s.steps < 4) throw InputError("--steps must be at least 4, got " + std::to_string(s.steps));
   std::string dir = s.dir;
   if (dir.empty()) {
-    std::string tmpl =
-        (std::filesystem::temp_directory_path() / "recompdiag_bench_XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw InputError("cannot create a temporary directory");
-    dir = tmpl;
+    dir = detail::make_temp_dir("recompdiag_bench_");
   } else {
     std::filesystem::create_directories(dir);
   }

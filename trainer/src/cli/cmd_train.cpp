@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/metrics_flags.h"
 #include "cli/train_flags.h"
+#include "detail/rank_processes.h"
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/trainer/distributed.h"
 #include "recompdiag/trainer/local_job.h"
@@ -72,12 +73,9 @@ void add_train_command(CLI::App& app, CommandContext& ctx) {
     TwoPhaseTrainer trainer(config);
     // Binds the metrics port (a port in use is bad input) before the run file exists.
     reports::MetricsOptions metrics_options = s.metrics;
-    if (rank && !metrics_options.listen_addr.empty()) {
-      // One endpoint per rank of a local job: rank r serves on PORT + r (0 stays any free port).
-      const reports::ListenAddress at = reports::parse_listen_address(metrics_options.listen_addr);
-      if (at.port > 0)
-        metrics_options.listen_addr = at.host + ":" + std::to_string(at.port + rank->rank);
-    }
+    // One endpoint per rank of a local job: rank r serves on PORT + r.
+    if (rank)
+      metrics_options.listen_addr = detail::rank_listen_addr(s.metrics.listen_addr, rank->rank);
     std::unique_ptr<RecordSink> metrics = reports::make_metrics_sink(metrics_options);
     const std::string path = rank ? trainer::rank_file_path(out, rank->rank) : out;
     RunFileSink file(path);

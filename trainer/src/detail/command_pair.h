@@ -17,36 +17,9 @@
 #include <string>
 
 #include "detail/forward_signals.h"
+#include "detail/process.h"
 
 namespace recompdiag::trainer::detail {
-
-/// Owns one file descriptor: closed on destruction. Movable, not copyable.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() { reset(); }
-  Fd(Fd&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
-  Fd& operator=(Fd&& other) noexcept;
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-
-  int get() const { return fd_; }
-  bool open() const { return fd_ >= 0; }
-  /// Closes the descriptor (when open).
-  void reset();
-
- private:
-  int fd_ = -1;
-};
-
-/// A pipe whose ends are close-on-exec.
-struct Pipe {
-  Fd read;
-  Fd write;
-  /// Throws IoError ("cannot create a pipe: ...") when the system has no descriptors left.
-  static Pipe make();
-};
 
 /// What run_command_pair() starts.
 struct CommandPairOptions {

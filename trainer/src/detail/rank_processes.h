@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "detail/forward_signals.h"
+#include "detail/process.h"
 
 namespace recompdiag::trainer::detail {
 
@@ -18,9 +19,8 @@ namespace recompdiag::trainer::detail {
 /// movable.
 class LocalRendezvous {
  public:
-  /// Creates the directory. Throws std::runtime_error when it cannot.
+  /// Creates the directory. Throws IoError when it cannot.
   LocalRendezvous();
-  ~LocalRendezvous();
   LocalRendezvous(const LocalRendezvous&) = delete;
   LocalRendezvous& operator=(const LocalRendezvous&) = delete;
 
@@ -28,9 +28,15 @@ class LocalRendezvous {
   const std::string& store_file() const { return file_; }
 
  private:
-  std::string dir_;
+  TempDir dir_;
   std::string file_;
 };
+
+/// Where process `offset` of a local job serves its metrics when the job was given
+/// `listen_addr`: HOST:PORT+offset, so that the ranks (and the two sides of an A/B pair) each have
+/// one endpoint. An empty address (no endpoint) and port 0 (any free port) stay as they are.
+/// Throws InputError for an address that does not parse.
+std::string rank_listen_addr(const std::string& listen_addr, int offset);
 
 /// One started rank process of a local job.
 struct RankProcess {

@@ -100,6 +100,29 @@ struct TwoPhaseTrainer::Impl {
 
   // trainer.cpp
 
+  /// What run() carries from phase to phase: defined in trainer.cpp.
+  struct RunProgress;
+  /// Sums of one epoch's steps: defined in trainer.cpp.
+  struct EpochTotals;
+
+  /// Whether to stop between steps: a stop lets the step in flight finish and be recorded.
+  bool stopping() const;
+  /// Waits at an epoch barrier for this run's turn (when it takes turns); the wait is not
+  /// training time.
+  void wait_turn(RunProgress& run, int phase);
+  /// Runs phase `index` (0-based): its start, then its epochs until done or stopping().
+  void run_phase(size_t index, RunProgress& run);
+  /// Starts phase `index`: the phase_start event, then the first compile or the switch.
+  void begin_phase(size_t index, RunProgress& run);
+  /// The steps of one epoch (fewer when stopping()); returns their sums.
+  EpochTotals run_epoch(int phase, int epoch, int64_t& step_in_phase, RunProgress& run);
+  /// After a whole epoch: the progress line and the plateau rule's lr decision.
+  void end_epoch(const PhaseConfig& phase_config, int phase, int epoch, const EpochTotals& totals,
+                 RunProgress& run);
+  /// The run file's summary of a run that ended (`failed`: its data-parallel job failed).
+  RunSummary summarize(const RunProgress& run, const std::vector<float>& final_parameters,
+                       bool failed) const;
+
   /// One optimisation step on batch `b`; writes (loss, cat loss, bin loss) to `host`.
   void train_step(size_t b, const torch::Tensor* weights_arg, float host[3]);
   /// One recorded step, the same for run() and time_steps(): `monitor` (may be null) brackets it,

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "recompdiag/core/probe_counts.h"
 #include "recompdiag/core/record.h"
 #include "recompdiag/core/run_io.h"
-#include "recompdiag/core/section_totals.h"
 #include "recompdiag/core/step_columns.h"
 
 namespace recompdiag {
@@ -44,87 +44,6 @@ struct AnalysisOptions {
   int64_t loss_window = 3;
   /// Most points per chart series; longer runs are bucketed.
   size_t chart_points = 1200;
-};
-
-/// Sums of the probe counters over a set of steps. `has_*` tells whether the probe section was
-/// present on any of those steps: absent means "not measured", never zero.
-struct ProbeCounts {
-  int64_t steps = 0;
-  /// Every probe-section field's total over these steps, from the field tables: what the JSON
-  /// report writes per section, so that a new counter appears there without code.
-  SectionTotals sections;
-  bool has_jit = false;
-  bool has_dispatch = false;
-  bool has_cupti = false;
-  bool has_optimizer = false;
-  int64_t jit_compiles = 0;
-  int64_t jit_plan_builds = 0;  ///< New graph-executor specializations: JIT cache misses.
-  int64_t jit_profiling_runs = 0;
-  int64_t new_signatures = 0;  ///< First-seen dispatcher signatures.
-  int64_t host_ops = 0;
-  int64_t copies = 0;  ///< Cross-device copies, all directions.
-  int64_t copy_bytes = 0;
-  int64_t syncs = 0;
-  int64_t new_kernels = 0;
-  int64_t module_loads = 0;
-  int64_t graph_instantiations = 0;
-  int64_t optimizer_resets = 0;                ///< Steps whose optimizer step counter fell.
-  int64_t optimizer_state_off_device = 0;      ///< Largest count seen on one step.
-  int64_t optimizer_state_missing = 0;         ///< Largest count seen on one step.
-  int64_t optimizer_state_dtype_mismatch = 0;  ///< Largest count seen on one step.
-  int64_t lr_not_in_effect = 0;  ///< Steps whose effective lr is not the requested one.
-  double lr_requested = 0.0;     ///< On the last such step.
-  double lr_effective = 0.0;
-  int64_t compile_events = 0;        ///< "compile" events at these steps.
-  int64_t alerts = 0;                ///< Alerts raised at these steps.
-  int64_t slow_step_alerts = 0;      ///< Of which slow_step: no signal of their own.
-  int64_t memory_growth_alerts = 0;  ///< Of which memory_growth: steady growth of resident memory.
-  bool has_memory = false;           ///< Some step has the memory section.
-  int64_t resident_first_bytes = 0;  ///< Resident bytes at the first step with the section.
-  int64_t resident_last_bytes = 0;   ///< And at the last.
-
-  /// All cache misses: JIT plan builds, first-seen signatures and kernels, module loads and CUDA
-  /// graph instantiations.
-  int64_t cache_misses() const {
-    return jit_plan_builds + new_signatures + new_kernels + module_loads + graph_instantiations;
-  }
-};
-
-/// One count of ProbeCounts as the reports list it: its JSON key, its table row, the probe flag
-/// that says whether a run measured it (null: always measured) and the member. Plain data.
-struct ProbeCountField {
-  const char* key;              ///< JSON key: "jit_plan_builds".
-  const char* label;            ///< Table row: "JIT plan builds".
-  bool ProbeCounts::*measured;  ///< has_jit, ...; absent means "not measured", never zero.
-  int64_t ProbeCounts::*value;
-};
-
-/// The counts the JSON and HTML reports list, in the HTML table's order: a count the reports
-/// should show is one line here.
-inline constexpr ProbeCountField kProbeCountFields[] = {
-    {"steps", "steps", nullptr, &ProbeCounts::steps},
-    {"compile_events", "compile events", nullptr, &ProbeCounts::compile_events},
-    {"jit_compiles", "JIT compiles", &ProbeCounts::has_jit, &ProbeCounts::jit_compiles},
-    {"jit_plan_builds", "JIT plan builds", &ProbeCounts::has_jit, &ProbeCounts::jit_plan_builds},
-    {"jit_profiling_runs", "JIT profiling runs", &ProbeCounts::has_jit,
-     &ProbeCounts::jit_profiling_runs},
-    {"new_signatures", "first-seen op signatures", &ProbeCounts::has_dispatch,
-     &ProbeCounts::new_signatures},
-    {"host_ops", "host ops", &ProbeCounts::has_dispatch, &ProbeCounts::host_ops},
-    {"copies", "cross-device copies", &ProbeCounts::has_dispatch, &ProbeCounts::copies},
-    {"copy_bytes", "copied bytes", &ProbeCounts::has_dispatch, &ProbeCounts::copy_bytes},
-    {"syncs", "host syncs", &ProbeCounts::has_dispatch, &ProbeCounts::syncs},
-    {"new_kernels", "first-seen kernels", &ProbeCounts::has_cupti, &ProbeCounts::new_kernels},
-    {"module_loads", "module loads", &ProbeCounts::has_cupti, &ProbeCounts::module_loads},
-    {"graph_instantiations", "CUDA graph instantiations", &ProbeCounts::has_cupti,
-     &ProbeCounts::graph_instantiations},
-    {"optimizer_resets", "optimizer state resets", &ProbeCounts::has_optimizer,
-     &ProbeCounts::optimizer_resets},
-    {"optimizer_state_off_device", "optimizer state off device (max)", &ProbeCounts::has_optimizer,
-     &ProbeCounts::optimizer_state_off_device},
-    {"optimizer_state_missing", "optimizer state missing (max)", &ProbeCounts::has_optimizer,
-     &ProbeCounts::optimizer_state_missing},
-    {"alerts", "alerts", nullptr, &ProbeCounts::alerts},
 };
 
 /// Step-time statistics of a set of steps, in milliseconds.

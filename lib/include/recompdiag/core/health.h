@@ -119,8 +119,8 @@ struct HealthOptions {
   /// When resident memory (the `memory` section) counts as growing steadily; checked from the end
   /// of warm-up, over the latest `memory_growth.window` steps.
   MemoryGrowthOptions memory_growth;
-  /// Relative tolerance when comparing the requested and the effective lr.
-  double lr_rel_tolerance = 1e-6;
+  /// Relative tolerance when comparing the requested and the effective lr (lr_in_effect()).
+  double lr_rel_tolerance = kLrRelTolerance;
   /// An alert of one rule is not repeated within this many steps (0: alert at every step). A
   /// compile alert for a compile noted since the last one is always raised.
   int64_t repeat_after_steps = 50;

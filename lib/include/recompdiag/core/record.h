@@ -8,6 +8,8 @@
 /// I/O. Probe sections of a step are optional; an absent section means the probe was off or
 /// unavailable, never "zero".
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -87,6 +89,20 @@ struct OptimizerStats {
   double lr_effective = 0.0;  ///< The lr in the optimizer's param group.
 };
 
+/// Relative tolerance within which an effective lr equals the requested one: the default of
+/// `HealthOptions::lr_rel_tolerance` and what the analysis counts as `lr_not_in_effect`.
+inline constexpr double kLrRelTolerance = 1e-6;
+
+/// Whether the lr the trainer asked for is the one in the optimizer's param groups, within
+/// `rel_tolerance` of the requested lr. True when no lr was requested (`lr_requested` <= 0). The
+/// one test of the health rule `lr_not_in_effect` and of the analysis's count of the same name.
+inline bool lr_in_effect(const OptimizerStats& o, double rel_tolerance = kLrRelTolerance) {
+  if (!(o.lr_requested > 0.0)) return true;
+  // A NaN effective lr compares as in effect, as the health rule always had it.
+  const double tolerance = rel_tolerance * std::max(o.lr_requested, 1e-300);
+  return !(std::abs(o.lr_effective - o.lr_requested) > tolerance);
+}
+
 /// Tensors not on the expected device.
 struct PlacementStats {
   int64_t params_off_device = 0;
@@ -163,7 +179,7 @@ struct StepRecord {
   std::optional<OptimizerStats> optimizer;
   std::optional<PlacementStats> placement;
   std::optional<CuptiStats> cupti;
-  std::optional<CommStats> comm;    ///< Present in the steps of a data-parallel rank.
+  std::optional<CommStats> comm;  ///< Present in the steps of a data-parallel rank.
   std::optional<MemoryStats> memory;
   std::optional<CudaMemoryStats> cuda_memory;
   std::optional<CompiledStats> compiled;  ///< Present when the torch.compile probe ran.

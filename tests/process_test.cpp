@@ -1,0 +1,99 @@
+// The launchers' OS plumbing (trainer/src/detail/process.h): descriptors that close themselves,
+// temporary directories, the own command line, and system-call failures as the environment's
+// error (exit 1), never as a bug of ours (exit 3).
+
+#include "detail/process.h"
+
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "detail/ab_sides.h"
+#include "detail/rank_processes.h"
+#include "recompdiag/core/error.h"
+#include "recompdiag/trainer/exit_codes.h"
+
+using namespace recompdiag;
+using namespace recompdiag::trainer;
+
+namespace {
+
+bool fd_open(int fd) { return ::fcntl(fd, F_GETFD) != -1; }
+
+}  // namespace
+
+TEST_CASE("process: a pipe's ends close with it, however the scope is left") {
+  int read_fd = -1, write_fd = -1;
+  try {
+    detail::Pipe p = detail::Pipe::make("a test");
+    read_fd = p.read.get();
+    write_fd = p.write.get();
+    REQUIRE(fd_open(read_fd));
+    REQUIRE(fd_open(write_fd));
+    CHECK((::fcntl(read_fd, F_GETFD) & FD_CLOEXEC) != 0);
+    throw std::runtime_error("a failed write");  // as run_interleaved_pair's first turn may
+  } catch (const std::runtime_error&) {
+  }
+  CHECK_FALSE(fd_open(read_fd));
+  CHECK_FALSE(fd_open(write_fd));
+  detail::Pipe moved = detail::Pipe::make("a test");
+  const int fd = moved.read.get();
+  moved = {};
+  CHECK_FALSE(fd_open(fd));
+}
+
+TEST_CASE("process: a temporary directory that cannot be made is the environment's error") {
+  const std::string missing = "recompdiag-no-such-directory-" + std::to_string(::getpid());
+  REQUIRE_FALSE(std::filesystem::exists(std::filesystem::temp_directory_path() / missing));
+  std::exception_ptr error;
+  try {
+    detail::make_temp_dir(missing + "/x-");
+  } catch (...) {
+    error = std::current_exception();
+  }
+  REQUIRE(error);
+  CHECK_THROWS_AS(std::rethrow_exception(error), IoError);
+  std::ostringstream err;
+  CHECK(report_error(error, err) == kExitRunFailed);
+  CHECK(err.str().find("cannot create a temporary directory") != std::string::npos);
+  CHECK(err.str().find("No such file or directory") != std::string::npos);
+}
+
+TEST_CASE("process: a temporary directory is fresh and removed with its contents") {
+  std::string path;
+  {
+    detail::TempDir a("recompdiag-process-test-");
+    detail::TempDir b("recompdiag-process-test-");
+    path = a.path();
+    CHECK(a.path() != b.path());
+    CHECK(std::filesystem::is_directory(path));
+    std::ofstream(path + "/file") << "x";
+  }
+  CHECK_FALSE(std::filesystem::exists(path));
+}
+
+TEST_CASE("process: the own command line is this process's argv") {
+  const std::vector<std::string> argv = detail::own_command_line();
+  REQUIRE_FALSE(argv.empty());
+  CHECK(std::filesystem::path(argv[0]).filename() == "trainer_test");
+}
+
+TEST_CASE("process: rank r of a local job serves metrics on PORT + r") {
+  CHECK(detail::rank_listen_addr("127.0.0.1:9464", 0) == "127.0.0.1:9464");
+  CHECK(detail::rank_listen_addr("127.0.0.1:9464", 3) == "127.0.0.1:9467");
+  CHECK(detail::rank_listen_addr("127.0.0.1:0", 3) == "127.0.0.1:0");  // any free port, each
+  CHECK(detail::rank_listen_addr("", 3).empty());                      // no endpoint
+  CHECK_THROWS_AS(detail::rank_listen_addr("127.0.0.1:port", 1), InputError);
+}
+
+TEST_CASE("process: a pair is remembered by a crash of either side") {
+  CHECK(detail::pair_code(kExitRunFailed, kExitInternal) == kExitInternal);
+  CHECK(detail::pair_code(kExitInternal, kExitRunFailed) == kExitInternal);
+  CHECK(detail::pair_code(kExitRunFailed, 0) == kExitRunFailed);
+  CHECK(detail::pair_code(0, kExitBadInput) == kExitBadInput);
+}

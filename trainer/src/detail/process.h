@@ -1,0 +1,78 @@
+#pragma once
+// The OS plumbing of the commands that start other processes (ab, train --world-size, the
+// benches): descriptors and pipes that close themselves, fork and wait, temporary directories and
+// this process's own command line. A failed system call is the environment's fault, not a bug of
+// ours: it throws IoError (exit 1) naming what could not be done and errno's reason. Torch-free:
+// the launchers must not touch LibTorch before they fork.
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace recompdiag::trainer::detail {
+
+/// Throws IoError("<what>: <strerror(errno)>").
+[[noreturn]] void throw_os_error(const std::string& what);
+
+/// Owns one file descriptor: closed on destruction. Movable, not copyable.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() { reset(); }
+  Fd(Fd&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  Fd& operator=(Fd&& other) noexcept;
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+
+  int get() const { return fd_; }
+  bool open() const { return fd_ >= 0; }
+  /// Closes the descriptor (when open).
+  void reset();
+
+ private:
+  int fd_ = -1;
+};
+
+/// A pipe whose ends are close-on-exec.
+struct Pipe {
+  Fd read;
+  Fd write;
+  /// Throws IoError ("cannot create a pipe for <purpose>: ...") when the system has no
+  /// descriptors left.
+  static Pipe make(const std::string& purpose);
+};
+
+/// Flushes stdio (a child must not write out the parent's buffers again) and forks. Returns the
+/// child's pid in the parent and 0 in the child. Throws IoError ("cannot start <what>: fork
+/// failed: ...") when the system has no process to spare.
+pid_t fork_process(const std::string& what);
+
+/// Waits for child `pid` through EINTR; returns waitpid's status (0 when it is no child).
+int wait_process(pid_t pid);
+
+/// A fresh directory under the system's temporary directory, named `<prefix>XXXXXX` (mkdtemp):
+/// no other process can take it between its choice and its use. Throws IoError when it cannot be
+/// created. The caller owns it (TempDir removes it).
+std::string make_temp_dir(const std::string& prefix);
+
+/// A make_temp_dir() directory removed with its contents on destruction (best effort: a leftover
+/// temporary directory harms nothing). Neither copyable nor movable.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& prefix) : path_(make_temp_dir(prefix)) {}
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+/// This process's arguments, from /proc/self/cmdline (empty when it cannot be read).
+std::vector<std::string> own_command_line();
+
+}  // namespace recompdiag::trainer::detail
