@@ -336,6 +336,10 @@ RunFile counted_run(size_t n) {
     s.optimizer->lr_effective = i >= 45 && i < 55 ? 1e-4 : 1e-3;
     s.memory = MemoryStats{};
     s.memory->resident_bytes = 1000 + 10 * k;
+    s.compiled = CompiledStats{};
+    s.compiled->compiles = i % 13 == 0 ? 2 : 0;
+    s.compiled->recompiles = i % 26 == 0 ? 1 : 0;
+    s.compiled->eager_fallbacks = i > 70 ? 1 : 0;
     if (i % 9 == 0) s.alerts.push_back(i % 2 ? rules::kSlowStep : rules::kMemoryGrowth);
   }
   return run;

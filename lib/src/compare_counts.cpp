@@ -34,12 +34,6 @@ const CountDef kCounts[] = {
      [](const PhaseAnalysis& p, const RunAnalysis&) {
        return std::max(p.counts.jit_compiles, p.counts.compile_events - p.counts.dynamo_compiles);
      }},
-    {"dynamo_compiles", "torch.compile compile", "torch.compile compiles",
-     [](const ProbeCounts& c) { return c.has_compiled; },
-     [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.dynamo_compiles; }},
-    {"eager_fallbacks", "eager call of a compiled frame", "eager calls of compiled frames",
-     [](const ProbeCounts& c) { return c.has_compiled; },
-     [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.eager_fallbacks; }},
     {"plan_builds", "JIT plan build", "JIT plan builds",
      [](const ProbeCounts& c) { return c.has_jit; },
      [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.jit_plan_builds; }},
@@ -53,6 +47,12 @@ const CountDef kCounts[] = {
      [](const ProbeCounts& c) { return c.has_dispatch || c.has_jit || c.has_cupti; },
      [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.cache_misses(); }},
     {"alerts", "alert", "alerts", always, deterministic_alerts},
+    {"dynamo_compiles", "torch.compile compile", "torch.compile compiles",
+     [](const ProbeCounts& c) { return c.has_compiled; },
+     [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.dynamo_compiles; }},
+    {"eager_fallbacks", "eager call of a compiled frame", "eager calls of compiled frames",
+     [](const ProbeCounts& c) { return c.has_compiled; },
+     [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.eager_fallbacks; }},
 };
 
 std::string range(int64_t lo, int64_t hi) {
