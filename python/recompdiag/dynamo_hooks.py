@@ -78,8 +78,12 @@ class DynamoHooks:
 
 
 def _guard_line(line: str) -> str:
-    """One guard failure, its source comment kept, the padding dynamo aligns it with dropped."""
-    return " ".join(line.split())
+    """One guard failure as dynamo writes it ("3/0: w[0] == 0.7  # source line  # path:line in
+    fn"), without the alignment padding and with the file's name for its path."""
+    parts = " ".join(line.split()).split(" # ")
+    if len(parts) > 2:
+        parts[2] = parts[2].rsplit("/", 1)[-1]
+    return " # ".join(parts)
 
 
 class _LimitWarnings(logging.Handler):

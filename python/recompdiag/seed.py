@@ -19,7 +19,7 @@ Faults (--fault), each with its healthy twin (the same run without --fault):
 from __future__ import annotations
 
 import argparse
-import math
+import importlib
 import sys
 import time
 
@@ -147,6 +147,10 @@ def main(argv=None) -> int:
         optimizer.zero_grad(set_to_none=False)
 
     if not args.no_compile:
+        # Without it dynamo breaks the graph at the GRU and runs it eagerly (torch 2.x).
+        dynamo_config = importlib.import_module("torch._dynamo").config
+        if hasattr(dynamo_config, "allow_rnn"):
+            dynamo_config.allow_rnn = True
         dynamic = False if args.fault == "lr-storm" else None
         train_step = torch.compile(train_step, backend=args.backend, dynamic=dynamic)
         optimizer_step = torch.compile(optimizer_step, backend=args.backend, dynamic=dynamic)
