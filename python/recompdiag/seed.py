@@ -10,10 +10,13 @@ weights, schedule and Keras-style ReduceLROnPlateau, trained by a compiled step,
                   --b-cmd "python -m recompdiag.seed --mode mutable --out {out}"
 
 Faults (--fault), each with its healthy twin (the same run without --fault):
-  lr-storm      the lr decays every epoch as a float, compiled with dynamic=False: a recompile per
-                epoch until dynamo's recompile limit, then the optimizer step runs eagerly
+  lr-storm      the lr is a Python float whatever the mode; with --schedule decay --no-dynamic it
+                changes every epoch: a recompile per epoch until dynamo's recompile limit, then
+                the optimizer step runs eagerly (its twin holds the lr in a tensor)
   item-break    the step reads loss.item() to decide something: a graph break and a host sync
   shape-change  the sequence length changes every epoch: dynamic-shape recompiles
+
+`python -m recompdiag.gallery` scores the diagnosis of each fault against its healthy twin.
 """
 
 from __future__ import annotations
@@ -99,6 +102,10 @@ def parse_args(argv):
     p.add_argument("--backend", default="inductor", help="torch.compile backend (inductor, aot_eager, eager)")
     p.add_argument("--no-compile", action="store_true", help="train eagerly (no torch.compile)")
     p.add_argument("--fault", choices=FAULTS, help="plant one fault (see above)")
+    p.add_argument("--schedule", choices=("plateau", "decay"), default="plateau",
+                   help="lr schedule within a phase: Keras's ReduceLROnPlateau, or x0.9 every epoch")
+    p.add_argument("--no-dynamic", action="store_true",
+                   help="torch.compile(dynamic=False): no automatic dynamic shapes or floats")
     p.add_argument("--no-monitor", action="store_true", help="train without recompdiag")
     p.add_argument("--threads", type=int, default=0, help="intra-op threads (0: torch's default)")
     p.add_argument("--seed", type=int, default=42)
@@ -121,10 +128,11 @@ def main(argv=None) -> int:
     generator = torch.Generator().manual_seed(args.seed)
     phases = [(args.phase_epochs[0], [0.7, 0.3], 0.01), (args.phase_epochs[1], [0.99, 0.01], 0.001)]
     mutable = args.mode == "mutable"
+    tensor_lr = mutable and args.fault != "lr-storm"
     model = SeqModel(args.input_size, args.hidden, args.num_classes)
     params = list(model.parameters())
     # Keras's Adam epsilon; lr as a tensor (mutable) or a float (recompile).
-    optimizer = torch.optim.Adam(params, lr=torch.tensor(phases[0][2]) if mutable else phases[0][2], eps=1e-7)
+    optimizer = torch.optim.Adam(params, lr=torch.tensor(phases[0][2]) if tensor_lr else phases[0][2], eps=1e-7)
     loss_weights = torch.tensor(phases[0][1]) if mutable else list(phases[0][1])
     item_break = args.fault == "item-break"
 
@@ -151,7 +159,7 @@ def main(argv=None) -> int:
         dynamo_config = importlib.import_module("torch._dynamo").config
         if hasattr(dynamo_config, "allow_rnn"):
             dynamo_config.allow_rnn = True
-        dynamic = False if args.fault == "lr-storm" else None
+        dynamic = False if args.no_dynamic else None
         train_step = torch.compile(train_step, backend=args.backend, dynamic=dynamic)
         optimizer_step = torch.compile(optimizer_step, backend=args.backend, dynamic=dynamic)
 
@@ -164,7 +172,7 @@ def main(argv=None) -> int:
 
     def set_lr(lr: float, why: str):
         for g in optimizer.param_groups:
-            if mutable:
+            if tensor_lr:
                 g["lr"].fill_(lr)
             else:
                 g["lr"] = lr
@@ -206,9 +214,9 @@ def main(argv=None) -> int:
                 epoch_loss += float(loss.detach())
                 step += 1
             epoch_loss /= len(batches)
-            if args.fault == "lr-storm":
+            if args.schedule == "decay":
                 current_lr *= 0.9
-                set_lr(current_lr, "per-epoch decay (lr-storm fault)")
+                set_lr(current_lr, "per-epoch decay")
             else:
                 new_lr = plateau.on_epoch_end(epoch_loss, current_lr)
                 if new_lr is not None:

@@ -44,7 +44,8 @@ def test_recompile_mode_recompiles_at_the_switch_and_mutable_never(tmp_path):
 
 
 def test_lr_storm_reaches_the_recompile_limit_and_falls_back(tmp_path):
-    run = read_run(train(tmp_path, "recompile", "--fault", "lr-storm", "--epochs", "12,1"))
+    run = read_run(train(tmp_path, "mutable", "--fault", "lr-storm", "--schedule", "decay", "--no-dynamic",
+                         "--epochs", "12,1"))
     fallback = [s["step"] for s in run["step"] if "compiled_fallback" in s.get("alerts", [])]
     assert len(fallback) == 1
     assert all(s["compiled"]["eager_fallbacks"] > 0 for s in run["step"][fallback[0]:])
