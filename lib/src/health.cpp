@@ -371,7 +371,7 @@ void HealthMonitor::check_slow_step(std::vector<Alert>& out, const StepRecord& s
 }
 
 void HealthMonitor::check_compiled_fallback(std::vector<Alert>& out, const StepRecord& step) {
-  if (!step.compiled) return;
+  if (!step.compiled || !step.compiled->sampled) return;  // unobserved steps say nothing
   const CompiledStats& c = *step.compiled;
   // A rise in eager calls of compiled frames, once compiled code has run: at warm-up too, since
   // the limit can be reached within the first steps.

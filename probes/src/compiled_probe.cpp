@@ -4,6 +4,7 @@
 
 #include <ATen/record_function.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <string>
@@ -64,7 +65,8 @@ std::unique_ptr<at::ObserverContext> on_scope(const at::RecordFunction& fn) {
 
 }  // namespace
 
-CompiledProbe::CompiledProbe() : state_(std::make_unique<State>()) {
+CompiledProbe::CompiledProbe(int64_t sample_every)
+    : state_(std::make_unique<State>()), sample_every_(std::max<int64_t>(1, sample_every)) {
   State* expected = nullptr;
   if (!g_state.compare_exchange_strong(expected, state_.get())) {
     availability_ = {false, "unavailable: another torch.compile probe is alive in this process"};
@@ -72,6 +74,7 @@ CompiledProbe::CompiledProbe() : state_(std::make_unique<State>()) {
   }
   callback_ = at::addGlobalCallback(
       at::RecordFunctionCallback(&on_scope).needsInputs(false).scopes({at::RecordScope::FUNCTION}));
+  at::disableCallback(callback_);  // on during observed steps only
 }
 
 CompiledProbe::~CompiledProbe() {
@@ -83,24 +86,38 @@ CompiledProbe::~CompiledProbe() {
 const char* CompiledProbe::name() const { return sections::kCompiled; }
 const Availability& CompiledProbe::availability() const { return availability_; }
 
-void CompiledProbe::begin_step(const StepBegin&) {
+void CompiledProbe::begin_step(const StepBegin& begin) {
+  if (!availability_.available) return;
   begun_ = true;
-  std::lock_guard<std::mutex> lock(state_->mutex);
-  // Compile time noted between steps (a compile callback after end_step) stays with the next
-  // step; the counts start afresh.
-  const double compile_ms = state_->step.compile_ms;
-  state_->step = CompiledStats{};
-  state_->step.compile_ms = compile_ms;
+  {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    // Compile time noted between steps (a compile callback after end_step) stays with the next
+    // step; the counts start afresh.
+    const double compile_ms = state_->step.compile_ms;
+    state_->step = CompiledStats{};
+    state_->step.compile_ms = compile_ms;
+    state_->lookup_pending = false;
+  }
+  if (begin.observe_all || begin.step % sample_every_ == 0) observe_now();
+}
+
+void CompiledProbe::observe_now() {
+  if (!availability_.available || !begun_ || enabled_) return;
+  at::reenableCallback(callback_);
+  enabled_ = true;
 }
 
 void CompiledProbe::end_step(StepRecord& record) {
   if (!availability_.available) return;
+  if (enabled_) at::disableCallback(callback_);
   std::lock_guard<std::mutex> lock(state_->mutex);
   // A lookup still pending at step end ran its frame eagerly.
   if (state_->lookup_pending) ++state_->step.eager_fallbacks;
   state_->lookup_pending = false;
+  state_->step.sampled = enabled_;
   if (begun_) record.compiled = state_->step;
   begun_ = false;
+  enabled_ = false;
   state_->step = CompiledStats{};
 }
 

@@ -49,7 +49,7 @@ Monitor::Monitor(torch::nn::Module* model, torch::optim::Optimizer* optimizer,
     probes_.push_back(make_null_probe(sections::kDispatch, kDisabled));
   }
   if (options_.compiled) {
-    auto probe = std::make_unique<CompiledProbe>();
+    auto probe = std::make_unique<CompiledProbe>(options_.dispatcher_sample_every);
     if (probe->available()) compiled_ = probe.get();
     probes_.push_back(std::move(probe));
   } else {
@@ -168,6 +168,14 @@ void Monitor::note_event(EventKind kind, std::string reason, nlohmann::json deta
   event.detail = detail.is_object() ? std::move(detail) : nlohmann::json::object();
   health_.note_event(event);
   emit(std::move(event));
+}
+
+void Monitor::observe_from_now() {
+  // The current step (when in one) and the next dispatcher_full_steps_after_event steps.
+  const int64_t first = in_step_ ? step_ + 1 : step_;
+  observe_all_until_ =
+      std::max(observe_all_until_, first + options_.dispatcher_full_steps_after_event);
+  if (compiled_ != nullptr && in_step_) compiled_->observe_now();
 }
 
 void Monitor::take_turn() {

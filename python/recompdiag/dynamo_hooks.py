@@ -56,6 +56,7 @@ class DynamoHooks:
 
     # dynamo's compile callbacks: the outermost start and end of a compile
     def _compile_start(self, *args: Any) -> None:
+        self._monitor._compiling()
         self._t0 = time.perf_counter()
 
     def _compile_end(self, *args: Any) -> None:
@@ -100,6 +101,7 @@ class _LimitWarnings(logging.Handler):
             return
         if "recompile_limit" not in message and "cache_size_limit" not in message:
             return
+        self._hooks._monitor._compiling()
         first = message.splitlines()
         detail = {"compiler": "dynamo", "message": message}
         self._hooks._monitor.note_event(

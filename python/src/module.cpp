@@ -164,6 +164,11 @@ class Run {
     open().note_event(*k, reason, std::move(d));
   }
 
+  // Dynamo starts compiling: the probes observe from now on (the region it is about to run).
+  void observe_compile() {
+    if (monitor_) monitor_->observe_from_now();
+  }
+
   void add_compile_time(double ms) {
     if (!monitor_) return;  // a compile after close
     if (probes::CompiledProbe* c = monitor_->compiled()) c->add_compile_time(ms);
@@ -249,6 +254,7 @@ PYBIND11_MODULE(_core, m) {
       .def("end_step", &Run::end_step)
       .def("note_event", &Run::note_event)
       .def("add_compile_time", &Run::add_compile_time)
+      .def("observe_compile", &Run::observe_compile)
       .def("set_requested_lr", &Run::set_requested_lr)
       .def("set_model", &Run::set_model)
       .def("set_optimizer", &Run::set_optimizer)

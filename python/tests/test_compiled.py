@@ -42,6 +42,7 @@ def compiled_loop(monitor, lrs, dynamic=False):
 
 
 def make_monitor(run_file, **kw):
+    kw.setdefault("dispatcher_sample_every", 1)
     m = recompdiag.Monitor(None, None, run_file, warmup_steps=3, log_alerts=False, **kw)
     m._out = run_file
     return m
@@ -93,3 +94,20 @@ def test_recompile_limit_cliff_is_a_compiled_fallback(run_file):
     # raised once, at the cliff, not at every eager step after it
     assert sum("compiled_fallback" in s.get("alerts", []) for s in run["step"]) == 1
     assert any("recompile_limit" in e["reason"] or "eagerly" in e["reason"] for e in run["event"])
+
+
+def test_sampling_still_sees_every_compile_and_the_cliff(run_file):
+    """With the default sampling, the steps between samples cost nothing, yet a compile turns the
+    probe on for its own step and the steps after it: no compile is missed, the cliff is seen."""
+    limit = torch._dynamo.config.recompile_limit if hasattr(torch._dynamo.config, "recompile_limit") \
+        else torch._dynamo.config.cache_size_limit
+    lrs = [0.01] * 12 + [0.01 / (i + 2) for i in range(limit + 2)] + [0.001] * 25
+    m = make_monitor(run_file, dispatcher_sample_every=10)
+    compiled_loop(m, lrs)
+    m.close()
+    steps = read_run(run_file)["step"]
+    sampled = [s["compiled"]["sampled"] for s in steps]
+    assert not all(sampled)  # some steps were skipped...
+    assert sum(s["compiled"]["recompiles"] for s in steps) == limit - 1  # ...and no compile
+    fallback = [s["step"] for s in steps if "compiled_fallback" in s.get("alerts", [])]
+    assert len(fallback) == 1 and 12 + limit - 1 <= fallback[0] <= 12 + limit + 1

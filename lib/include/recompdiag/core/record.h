@@ -160,6 +160,9 @@ struct CompiledStats {
   /// Lookups that ran no compiled code: the frame ran eagerly (recompile limit reached, skipped).
   int64_t eager_fallbacks = 0;
   double compile_ms = 0.0;  ///< Time dynamo spent compiling in the step (its compile callbacks).
+  /// False when sampling skipped the step: the counters are absent. A step that compiles is
+  /// always observed (the compile callback turns the probe on).
+  bool sampled = true;
 };
 
 /// One training step.

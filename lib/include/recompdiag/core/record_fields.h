@@ -229,10 +229,12 @@ inline constexpr Field<CompiledStats> kCompiledFields[] = {
      counter("recompdiag_compiled_eager_fallbacks_total")},
     {"compile_ms", &CompiledStats::compile_ms, FieldUnit::kMilliseconds, "Time torch.compile spent compiling in the step",
      counter("recompdiag_compile_seconds_total", "compiler", "dynamo")},
+    {"sampled", &CompiledStats::sampled, FieldUnit::kFlag, "False when sampling skipped the step: the counters are absent", {}},
 };
 // clang-format on
 
 inline bool dispatch_counted(const DispatchStats& s) { return s.sampled; }
+inline bool compiled_counted(const CompiledStats& s) { return s.sampled; }
 
 inline constexpr Section<DispatchStats> kDispatchSection{
     sections::kDispatch, &StepRecord::dispatch, kDispatchFields, std::size(kDispatchFields),
@@ -253,7 +255,8 @@ inline constexpr Section<CudaMemoryStats> kCudaMemorySection{
     sections::kCudaMemory, &StepRecord::cuda_memory, kCudaMemoryFields,
     std::size(kCudaMemoryFields)};
 inline constexpr Section<CompiledStats> kCompiledSection{
-    sections::kCompiled, &StepRecord::compiled, kCompiledFields, std::size(kCompiledFields)};
+    sections::kCompiled, &StepRecord::compiled, kCompiledFields, std::size(kCompiledFields),
+    &compiled_counted};
 
 /// A section as a type: `decltype(c)::value` is the `Section` constant, usable where a constant
 /// expression is needed (code that unrolls a section's fields at compile time, as the exporter's

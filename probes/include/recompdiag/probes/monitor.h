@@ -161,6 +161,10 @@ class Monitor {
   void note_event(EventKind kind, std::string reason,
                   nlohmann::json detail = nlohmann::json::object());
 
+  /// Observes every step fully for the next `dispatcher_full_steps_after_event` steps, as a compile
+  /// event does, and the torch.compile probe the rest of the current step: called when something
+  /// starts compiling mid-step (dynamo's compile callback).
+  void observe_from_now();
   /// Waits for this run's turn when the Monitor holds a turn channel (MonitorOptions::take_turns);
   /// returns at once when it holds none, when the peer is gone, or after a timeout. Call between
   /// steps, outside your step timing: at your epoch boundaries (the first call before the first

@@ -1,0 +1,156 @@
+"""What the monitor costs a Python trainer's steady step, next to torch.profiler, in one process.
+
+The seed's compiled step (mutable mode: nothing recompiles) runs in rounds; each round runs every
+arm for --steps steps in a rotating order: no instrumentation, the recompdiag monitor (default
+options) and torch.profiler with CPU activities (what `torch.profiler.profile()` records by
+default on a CPU machine). The monitor is one for the whole bench, as in a training run (its
+first steps, observed in full, are warm-up); between its stretches it is idle: its callbacks are
+off, and a first stage measures what an idle monitor costs against none at all. The profiler is
+entered before its stretch and left after it, outside the timed steps. Each arm's per-round
+mean step time (the mean: a sampled step's cost counts) is divided by the round's uninstrumented
+mean: an arm's ratio is the
+geometric mean over rounds, with a bootstrap interval over rounds (which shared the machine).
+
+    python -m recompdiag.bench_overhead --rounds 30
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import statistics
+import sys
+import time
+
+import torch
+
+from .monitor import Monitor
+from .seed import SeqModel, make_batches, parse_args as seed_args
+
+
+def build_step(args):
+    torch.manual_seed(0)
+    cfg = seed_args(["--mode", "mutable", "--batch-size", str(args.batch_size), "--seq-len", str(args.seq_len)])
+    model = SeqModel(cfg.input_size, cfg.hidden, cfg.num_classes)
+    params = list(model.parameters())
+    opt = torch.optim.Adam(params, lr=torch.tensor(0.01), eps=1e-7)
+    w = torch.tensor([0.7, 0.3])
+    batches = make_batches(cfg, cfg.seq_len, torch.Generator().manual_seed(0))
+
+    def loss_of(x, y_cat, y_bin, weight, w):
+        logits, bin_logit = model(x)
+        ce = torch.nn.functional.cross_entropy(logits.transpose(1, 2), y_cat, reduction="none")
+        bce = torch.nn.functional.binary_cross_entropy_with_logits(bin_logit, y_bin, reduction="none")
+        return w[0] * (ce * weight).sum() / weight.numel() + w[1] * (bce * weight).sum() / weight.numel()
+
+    def opt_step():
+        for p in params:
+            p.grad.clamp_(-0.1, 0.1)
+        opt.step()
+        opt.zero_grad(set_to_none=False)
+
+    if args.backend != "none":
+        import importlib
+
+        importlib.import_module("torch._dynamo").config.allow_rnn = True
+        loss_of = torch.compile(loss_of, backend=args.backend)
+        opt_step = torch.compile(opt_step, backend=args.backend)
+
+    def step(i):
+        x, y_cat, y_bin, weight = batches[i % len(batches)]
+        loss = loss_of(x, y_cat, y_bin, weight, w)
+        loss.backward()
+        opt_step()
+        return loss.detach()
+
+    return model, opt, step
+
+
+def stretch(arm, step, n, first, monitor=None):
+    """Runs n steps under `arm`; returns each step's wall time in ms."""
+    times = []
+    profiler = None
+    if arm == "profiler":
+        profiler = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
+        profiler.__enter__()
+    for i in range(n):
+        t0 = time.perf_counter()
+        if arm == "monitor":
+            monitor.step_begin(first + i)
+        loss = step(first + i)
+        if arm == "monitor":
+            monitor.step_end(loss)
+        else:
+            float(loss)  # the same host read of the loss
+        times.append((time.perf_counter() - t0) * 1e3)
+    if profiler:
+        profiler.__exit__(None, None, None)
+    return times
+
+
+def ratio_line(name, arm_means, base_means):
+    g, lo, hi = geo_interval([m / n for m, n in zip(arm_means, base_means)])
+    verdict = "interval includes 1.0" if lo <= 1.0 <= hi else ""
+    return f"  {name:26s} {g:.3f}x (95% CI {lo:.3f}-{hi:.3f}) {verdict}"
+
+
+def geo_interval(ratios, confidence=0.95, resamples=4000, rng=random.Random(1)):
+    logs = [math.log(r) for r in ratios]
+    boots = sorted(statistics.fmean(rng.choices(logs, k=len(logs))) for _ in range(resamples))
+    lo = boots[int((1 - confidence) / 2 * resamples)]
+    hi = boots[int((1 + confidence) / 2 * resamples) - 1]
+    return math.exp(statistics.fmean(logs)), math.exp(lo), math.exp(hi)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m recompdiag.bench_overhead", description=__doc__.split("\n\n")[0])
+    p.add_argument("--rounds", type=int, default=30)
+    p.add_argument("--steps", type=int, default=10, help="steps per arm per round")
+    p.add_argument("--backend", default="aot_eager", help="torch.compile backend, or none (eager)")
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--seq-len", type=int, default=24)
+    p.add_argument("--threads", type=int, default=1)
+    args = p.parse_args(argv)
+    if args.rounds < 3 or args.steps < 3:
+        p.error("--rounds and --steps take at least 3")
+    torch.set_num_threads(args.threads)
+    model, opt, step = build_step(args)
+    for _ in range(3):  # warm-up: compiles, first-seen everything, profiler initialisation
+        stretch("none", step, args.steps, 0)
+        stretch("profiler", step, args.steps, 0)
+
+    # Stage 1: an idle monitor (alive, no step marked) against none at all.
+    none, idle = [], []
+    k = 0
+    for r in range(args.rounds):
+        for arm in (("none", "idle") if r % 2 == 0 else ("idle", "none")):
+            if arm == "idle":
+                m = Monitor(model, opt, None, log_alerts=False)
+            (idle if arm == "idle" else none).append(statistics.fmean(stretch("none", step, args.steps, k)))
+            if arm == "idle":
+                m.close()
+            k += args.steps
+
+    # Stage 2: one monitor for the rest, as in a training run.
+    monitor = Monitor(model, opt, None, log_alerts=False)
+    stretch("monitor", step, 3 * args.steps, k, monitor)  # its first steps are all observed
+    k += 3 * args.steps
+    arms = ["none", "monitor", "profiler"]
+    means = {a: [] for a in arms}
+    for r in range(args.rounds):
+        for arm in arms[r % 3:] + arms[: r % 3]:
+            means[arm].append(statistics.fmean(stretch(arm, step, args.steps, k, monitor)))
+            k += args.steps
+    monitor.close()
+    print(f"recompdiag bench overhead (Python, torch {torch.__version__}, backend {args.backend}, "
+          f"{args.threads} thread(s)): {args.rounds} rounds x {args.steps} steps per arm, rotating")
+    print(f"  uninstrumented step: mean {statistics.median(means['none']):.3f} ms (median of rounds)")
+    print(ratio_line("idle monitor vs none", idle, none))
+    print(ratio_line("monitor (default)", means["monitor"], means["none"]))
+    print(ratio_line("torch.profiler (CPU)", means["profiler"], means["none"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
