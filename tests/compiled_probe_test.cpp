@@ -105,3 +105,34 @@ TEST_CASE("torch.compile probe: compile time goes to the step it was added in; o
   second.end_step(none);
   CHECK_FALSE(none.compiled.has_value());
 }
+
+TEST_CASE("torch.compile probe: skipped steps count nothing; a compile turns it on mid-step") {
+  probes::CompiledProbe probe(10);
+  probe.begin_step({3, false});  // not a sampled step
+  lookup();
+  region("0/0");
+  StepRecord skipped;
+  probe.end_step(skipped);
+  REQUIRE(skipped.compiled.has_value());
+  CHECK_FALSE(skipped.compiled->sampled);
+  CHECK(skipped.compiled->region_runs == 0);
+  CHECK(probe.regions_seen() == 0);
+
+  probe.begin_step({4, false});
+  lookup();             // unseen: before the compile started
+  probe.observe_now();  // dynamo starts compiling
+  region("0/1");
+  StepRecord compiled;
+  probe.end_step(compiled);
+  CHECK(compiled.compiled->sampled);
+  CHECK(compiled.compiled->compiles == 1);
+  CHECK(compiled.compiled->recompiles == 1);
+  CHECK(compiled.compiled->eager_fallbacks == 0);
+
+  probe.begin_step({5, true});  // the Monitor's fully observed steps after an event
+  lookup();
+  StepRecord observed;
+  probe.end_step(observed);
+  CHECK(observed.compiled->sampled);
+  CHECK(observed.compiled->eager_fallbacks == 1);
+}
