@@ -15,6 +15,7 @@
 #include "recompdiag/probes/compiled_probe.h"
 #include "recompdiag/probes/dispatcher_probe.h"
 #include "recompdiag/probes/monitor.h"
+#include "recompdiag/probes/training_state.h"
 #include "recompdiag/reports/prometheus_exporter.h"
 
 namespace py = pybind11;

@@ -32,7 +32,6 @@
 #include "recompdiag/core/record_sink.h"
 #include "recompdiag/core/turn_channel.h"
 #include "recompdiag/probes/cupti_probe.h"
-#include "recompdiag/probes/optimizer_probe.h"
 
 namespace torch::nn {
 class Module;
@@ -52,6 +51,7 @@ class JitProbe;
 class OptimizerStateProbe;
 class PlacementStepProbe;
 class StepProbe;
+struct TrainingStateSource;  // training_state.h
 
 /// Configuration of a Monitor. Plain data; copy freely.
 struct MonitorOptions {
@@ -107,16 +107,6 @@ struct MonitorOptions {
   /// take_turn(), or every N steps in begin_step when the channel says `every=N` and take_turn()
   /// is never called. Off: the variable is not read.
   bool take_turns = true;
-};
-
-/// What a Monitor inspects at each step end when the model and the optimizer are not LibTorch C++
-/// objects (a Python training loop, through the Python package). Each function is called on the
-/// training thread inside end_step; an empty one leaves its probe nothing to inspect.
-struct TrainingStateSource {
-  /// Fills the model's parameters and buffers (placement probe); both come empty.
-  std::function<void(std::vector<at::Tensor>& params, std::vector<at::Tensor>& buffers)> model;
-  /// The optimizer's param groups and state (optimizer probe).
-  std::function<OptimizerSnapshot()> optimizer;
 };
 
 /// Watches one training loop: its model, its optimizer and the steps it marks.

@@ -3,8 +3,6 @@
 /// The optimizer-state probe: where the optimizer state lives, checked against each parameter, and
 /// whether the lr asked for is the lr in effect.
 
-#include <ATen/core/Tensor.h>
-
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -12,27 +10,13 @@
 #include <vector>
 
 #include "recompdiag/core/record.h"
+#include "recompdiag/probes/training_state.h"
 
 namespace torch::optim {
 class Optimizer;
 }  // namespace torch::optim
 
 namespace recompdiag::probes {
-
-/// One parameter as the optimizer holds it: what the probe checks, from any optimizer (a
-/// torch::optim one, or a Python one through the Python package).
-struct ParamStateSnapshot {
-  at::Tensor param;
-  bool has_state = false;         ///< The optimizer holds state for it.
-  std::vector<at::Tensor> state;  ///< Its state tensors (moments); undefined ones are skipped.
-  std::optional<int64_t> step;    ///< Its step counter, for optimizers that keep one.
-};
-
-/// An optimizer at one moment: the lr of each param group and every parameter's state.
-struct OptimizerSnapshot {
-  std::vector<double> group_lrs;
-  std::vector<ParamStateSnapshot> params;
-};
 
 /// Inspects a torch::optim::Optimizer after its step: for every parameter, its state tensors'
 /// device, dtype and bytes against the parameter's; Adam/AdamW/Adagrad/RMSprop step counters.
