@@ -28,7 +28,9 @@ endfunction()
 recompdiag_install_component(core recompdiag_core)
 recompdiag_install_component(reports recompdiag_reports)
 recompdiag_install_component(prometheus recompdiag_prometheus)
-recompdiag_install_component(probes recompdiag_probes recompdiag_monitor)
+if(RECOMPDIAG_WITH_TORCH)
+  recompdiag_install_component(probes recompdiag_probes recompdiag_monitor)
+endif()
 
 # reports/include also holds the exporter's header (prometheus_exporter.h): it declares a
 # torch-free interface, so it travels with the reports headers.
@@ -36,12 +38,19 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/lib/include/recompdiag
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT core FILES_MATCHING PATTERN "*.h")
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/reports/include/recompdiag
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT reports FILES_MATCHING PATTERN "*.h")
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/probes/include/recompdiag
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT probes FILES_MATCHING PATTERN "*.h")
 # The front end needs core and reports only; what it execs for training needs LibTorch.
 install(TARGETS recompdiag RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT reports)
-install(TARGETS recompdiag_trainer_tool
-  RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/recompdiag COMPONENT trainer)
+if(RECOMPDIAG_WITH_TORCH)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/probes/include/recompdiag
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT probes FILES_MATCHING PATTERN "*.h")
+  install(TARGETS recompdiag_trainer_tool
+    RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/recompdiag COMPONENT trainer)
+endif()
+# The package components this build installs (probes only with LibTorch), for the config.
+set(RECOMPDIAG_PACKAGE_COMPONENTS core reports prometheus)
+if(RECOMPDIAG_WITH_TORCH)
+  list(APPEND RECOMPDIAG_PACKAGE_COMPONENTS probes)
+endif()
 install(FILES ${PROJECT_SOURCE_DIR}/reports/grafana/recompdiag.json
   DESTINATION ${CMAKE_INSTALL_DATADIR}/recompdiag/grafana COMPONENT prometheus)
 install(FILES ${PROJECT_BINARY_DIR}/lib/generated/recompdiag/core/version.h
