@@ -53,7 +53,8 @@ std::vector<fs::path> trainer_candidates() {
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (ec) return {};
   const fs::path dir = self.parent_path();
-  return {dir / kTrainerName, (dir / RECOMPDIAG_TRAINER_FROM_BIN / kTrainerName).lexically_normal()};
+  return {dir / kTrainerName,
+          (dir / RECOMPDIAG_TRAINER_FROM_BIN / kTrainerName).lexically_normal()};
 }
 
 }  // namespace
