@@ -7,7 +7,12 @@ function(recompdiag_feature name have why)
 endfunction()
 
 message(STATUS "recompdiag ${PROJECT_VERSION} feature summary:")
-message(STATUS "  LibTorch: ${RECOMPDIAG_TORCH_VERSION} (${TORCH_INSTALL_PREFIX}), C++${RECOMPDIAG_CXX_STANDARD}")
+if(RECOMPDIAG_WITH_TORCH)
+  message(STATUS "  LibTorch: ${RECOMPDIAG_TORCH_VERSION} (${TORCH_INSTALL_PREFIX}), C++${RECOMPDIAG_CXX_STANDARD}")
+else()
+  message(STATUS "  LibTorch: OFF (RECOMPDIAG_WITH_TORCH=OFF: core, reports, prometheus and the "
+                 "recompdiag front end only)")
+endif()
 recompdiag_feature("Data-parallel (c10d Gloo)" RECOMPDIAG_HAVE_GLOO "${RECOMPDIAG_WHY_NO_GLOO}")
 recompdiag_feature("CUPTI probe" RECOMPDIAG_HAVE_CUPTI "${RECOMPDIAG_WHY_NO_CUPTI}")
 recompdiag_feature("CUDA allocator probe" RECOMPDIAG_HAVE_CUDA_ALLOCATOR "LibTorch built without CUDA")

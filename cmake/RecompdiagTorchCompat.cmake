@@ -80,6 +80,20 @@ check_cxx_source_compiles("
   int main() { return static_cast<int>(torch::jit::getNumProfiledRuns().load()); }"
   RECOMPDIAG_TORCH_HAS_NUM_PROFILED_RUNS)
 
+# LibTorch's own profiler as torch.profiler drives it (the Kineto profiler state with CPU
+# activities): `bench overhead`'s peer arm. The same calls on 1.13 and 2.x; a LibTorch without
+# them gets an arm that says why it is missing.
+check_cxx_source_compiles("
+  #include <torch/csrc/autograd/profiler_kineto.h>
+  int main() {
+    namespace impl = torch::profiler::impl;
+    const impl::ProfilerConfig config(impl::ProfilerState::KINETO);
+    torch::autograd::profiler::prepareProfiler(config, {impl::ActivityType::CPU});
+    torch::autograd::profiler::enableProfiler(config, {impl::ActivityType::CPU});
+    return static_cast<int>(torch::autograd::profiler::disableProfiler()->events().size());
+  }"
+  RECOMPDIAG_TORCH_HAS_KINETO_PROFILER)
+
 # c10 logs through glog in Debian's build; the wheel's c10 has its own logging.
 check_cxx_source_compiles("
   #include <c10/macros/Macros.h>
@@ -124,7 +138,8 @@ else()
 endif()
 
 foreach(flag RECOMPDIAG_TORCH_HAS_CACHING_DEVICE_ALLOCATOR RECOMPDIAG_TORCH_HAS_EXECUTOR_IS_OPTIMIZED
-             RECOMPDIAG_TORCH_HAS_NUM_PROFILED_RUNS RECOMPDIAG_TORCH_GLOG RECOMPDIAG_HAVE_GLOO)
+             RECOMPDIAG_TORCH_HAS_NUM_PROFILED_RUNS RECOMPDIAG_TORCH_HAS_KINETO_PROFILER
+             RECOMPDIAG_TORCH_GLOG RECOMPDIAG_HAVE_GLOO)
   if(${flag})
     set(${flag}_01 1)
   else()

@@ -198,3 +198,45 @@ TEST_CASE("trimmed paired test: a few pairs hit by a burst of load do not swamp 
   // Three pairs keep them all (nothing to trim at 20%).
   CHECK(trimmed_paired_ratio_test({1, 2, 3}, {1.1, 2.2, 3.3}).df == 2);
 }
+
+TEST_CASE("arm ratio: says when the rounds cannot tell, and how many would") {
+  // Paired rounds whose log ratios alternate +-0.05 around log(1.02): the interval is far wider
+  // than the 2% effect and includes 1.0.
+  std::vector<double> base, noisy;
+  for (int i = 0; i < 10; ++i) {
+    base.push_back(10.0);
+    noisy.push_back(10.0 * 1.02 * std::exp(i % 2 == 0 ? 0.05 : -0.05));
+  }
+  const ArmRatio unsure = arm_ratio(base, noisy);
+  CHECK(unsure.test.ratio == doctest::Approx(1.02).epsilon(1e-9));
+  CHECK(unsure.includes_one);
+  CHECK(unsure.wider_than_effect);
+  // Yuen's standard error with 6 of 10 rounds kept is that of a sigma of 0.0707 (the winsorized
+  // 0.0527 times sqrt(9 / 5)); the width 2 * 1.96 * 0.0707 / sqrt(kept) reaches the effect,
+  // log(1.02) = 0.0198, at about 196 kept: some 330 rounds.
+  CHECK(unsure.rounds_to_settle > 300);
+  CHECK(unsure.rounds_to_settle < 360);
+  // Settled at that many rounds: the interval is then no wider than the effect.
+  std::vector<double> more_base, more;
+  for (int i = 0; i < unsure.rounds_to_settle; ++i) {
+    more_base.push_back(10.0);
+    more.push_back(10.0 * 1.02 * std::exp(i % 2 == 0 ? 0.05 : -0.05));
+  }
+  const ArmRatio settled = arm_ratio(more_base, more);
+  CHECK_FALSE(settled.includes_one);
+  CHECK_FALSE(settled.wider_than_effect);
+
+  // A 20% effect with the same noise: the interval excludes 1.0 and is narrower than the effect.
+  std::vector<double> clear;
+  for (int i = 0; i < 10; ++i) clear.push_back(10.0 * 1.2 * std::exp(i % 2 == 0 ? 0.01 : -0.01));
+  const ArmRatio sure = arm_ratio(base, clear);
+  CHECK_FALSE(sure.includes_one);
+  CHECK_FALSE(sure.wider_than_effect);
+  CHECK(sure.rounds_to_settle <= 10);
+
+  // No effect at all never settles: the cap.
+  std::vector<double> same;
+  for (int i = 0; i < 10; ++i) same.push_back(10.0 * std::exp(i % 2 == 0 ? 0.01 : -0.01));
+  CHECK(arm_ratio(base, same, 0.2, {}, 5000).rounds_to_settle == 5000);
+  CHECK_THROWS(arm_ratio({1.0}, {1.1}));
+}

@@ -255,4 +255,47 @@ int runs_needed(double se_log, int runs, const RatioTestOptions& o, int max_runs
   return max_runs;
 }
 
+ArmRatio arm_ratio(const std::vector<double>& baseline, const std::vector<double>& arm, double trim,
+                   const RatioTestOptions& options, int max_rounds) {
+  ArmRatio r;
+  r.test = trimmed_paired_ratio_test(baseline, arm, trim, options);
+  const RatioTest& t = r.test;
+  r.includes_one = t.low <= 1.0 && 1.0 <= t.high;
+  const double effect = std::fabs(t.ratio - 1.0);
+  r.wider_than_effect = t.high - t.low > effect;
+  // On the log scale the interval is log ratio +- q se, with se ~ sigma / sqrt(rounds kept): it is
+  // no wider than the effect once 2 q se <= |log ratio|.
+  const double log_effect = std::fabs(std::log(t.ratio));
+  const auto rounds = static_cast<int>(t.n_a);
+  const double kept = t.df + 1.0;
+  const double sigma = t.se_log * std::sqrt(kept);
+  r.rounds_to_settle = max_rounds;
+  if (!(sigma > 0.0)) {
+    r.rounds_to_settle = rounds;
+  } else if (log_effect > 0.0) {
+    const double two_sided = 1.0 - (1.0 - options.confidence) / 2.0;
+    auto settled = [&](int n) {
+      // The same share of rounds trimmed as now.
+      const double n_kept = std::max(2.0, kept * n / std::max(rounds, 1));
+      const double q = student_t_quantile(two_sided, n_kept - 1.0);
+      return 2.0 * q * sigma / std::sqrt(n_kept) <= log_effect;
+    };
+    // The width shrinks as the rounds grow: bisect for the first round count that settles.
+    if (settled(max_rounds)) {
+      int lo = 2;
+      int hi = max_rounds;
+      while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (settled(mid)) {
+          hi = mid;
+        } else {
+          lo = mid + 1;
+        }
+      }
+      r.rounds_to_settle = lo;
+    }
+  }
+  return r;
+}
+
 }  // namespace recompdiag::stats

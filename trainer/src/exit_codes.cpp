@@ -5,9 +5,17 @@
 #include <csignal>
 
 #include "recompdiag/core/error.h"
-#include "recompdiag/trainer/stop_signals.h"
 
 namespace recompdiag::trainer {
+
+Interrupted::Interrupted(int signal, const std::string& what)
+    : std::runtime_error(what + " interrupted by " +
+                         (signal == SIGINT    ? std::string("SIGINT")
+                          : signal == SIGTERM ? std::string("SIGTERM")
+                                              : "signal " + std::to_string(signal)) +
+                         "; every completed step is in the run file, with a summary marked "
+                         "interrupted"),
+      signal_(signal) {}
 
 int report_error(const std::exception_ptr& error, std::ostream& err, const std::string& context) {
   try {

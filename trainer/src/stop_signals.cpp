@@ -85,15 +85,6 @@ StopOnSignals::~StopOnSignals() {
 
 int StopOnSignals::signal() const { return g_stop_signal.load(); }
 
-Interrupted::Interrupted(int signal, const std::string& what)
-    : std::runtime_error(what + " interrupted by " +
-                         (signal == SIGINT    ? std::string("SIGINT")
-                          : signal == SIGTERM ? std::string("SIGTERM")
-                                              : "signal " + std::to_string(signal)) +
-                         "; every completed step is in the run file, with a summary marked "
-                         "interrupted"),
-      signal_(signal) {}
-
 namespace detail {
 
 ForwardSignals::ForwardSignals() {

@@ -23,6 +23,20 @@ bool can_ask_executor();
 /// throws. Call from the thread that runs the function.
 bool executor_is_optimized(torch::jit::Function& function);
 
+/// Whether this LibTorch has the profiler that torch.profiler drives (a configure-time check).
+bool has_torch_profiler();
+
+/// Starts LibTorch's profiler on the calling thread as torch.profiler.profile(activities=[CPU])
+/// does: prepareProfiler, then enableProfiler with the KINETO state, CPU activities and every
+/// RecordFunction scope (no shapes, memory, stacks or flops). Throws c10::Error when a profiler
+/// already runs on this thread, and std::logic_error where has_torch_profiler() is false.
+void start_torch_profiler();
+
+/// Stops the profiler start_torch_profiler() started on this thread and returns how many events
+/// it collected; post-processing them (what torch.profiler does at its stop) is included. Throws
+/// c10::Error when none runs.
+int64_t stop_torch_profiler();
+
 /// The CUDA caching allocator's aggregate counters for one device, in bytes.
 struct CudaAllocatorTotals {
   int64_t allocated_bytes = 0;  ///< Held by live tensors.

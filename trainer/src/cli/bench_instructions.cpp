@@ -13,12 +13,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
 #include <vector>
 
 #include "detail/process.h"
 #include "recompdiag/core/error.h"
+#include "recompdiag/probes/torch_profiler.h"
 #include "recompdiag/trainer/trainer.h"
 
 // valgrind's client requests are macros that cost a few no-op instructions outside valgrind; the
@@ -38,7 +40,17 @@ namespace recompdiag::trainer::cli {
 
 namespace {
 
-constexpr std::array<const char*, 4> kArms = {"off", "full", "counted", "sampled"};
+constexpr std::array<const char*, 5> kArms = {"off", "full", "counted", "sampled", "profiler"};
+constexpr const char* kProfilerArm = "profiler";
+
+// The arms this build runs: the profiler's only where LibTorch has it.
+std::vector<std::string> runnable_arms() {
+  std::vector<std::string> out;
+  for (const char* arm : kArms) {
+    if (arm != std::string(kProfilerArm) || probes::TorchProfiler::available()) out.push_back(arm);
+  }
+  return out;
+}
 
 int round_up(int n, int multiple) { return (n + multiple - 1) / multiple * multiple; }
 
@@ -73,10 +85,16 @@ double read_total(const std::string& path) {
 }  // namespace
 
 bool is_instruction_arm(const std::string& name) {
-  for (const char* arm : kArms) {
+  for (const std::string& arm : runnable_arms()) {
     if (name == arm) return true;
   }
   return false;
+}
+
+std::string instruction_arm_names() {
+  std::string out;
+  for (const std::string& arm : runnable_arms()) out += (out.empty() ? "" : ", ") + arm;
+  return out;
 }
 
 const probes::MonitorOptions* arm_options(const std::string& arm,
@@ -89,17 +107,29 @@ const probes::MonitorOptions* arm_options(const std::string& arm,
   return nullptr;
 }
 
-void run_instruction_arm(TwoPhaseTrainer& trainer, const probes::MonitorOptions* arm,
-                         const InstructionBench& bench) {
+void run_instruction_arm(TwoPhaseTrainer& trainer, const std::string& arm,
+                         const probes::MonitorOptions* monitor, const InstructionBench& bench) {
   const int every = std::max(1, bench.sample_every);
   const int short_steps = round_up(std::max(1, bench.short_steps), every);
   const int long_steps = short_steps + round_up(std::max(1, bench.counted_steps), every);
+  const bool profiler = arm == kProfilerArm;
   trainer.time_steps(bench.warmup_steps, nullptr);
+  if (profiler) {
+    // The profiler's one-time setup would fall in the short block only and not cancel.
+    probes::TorchProfiler warm;
+    trainer.time_steps(2, nullptr);
+  }
   RECOMPDIAG_CALLGRIND_TOGGLE();
-  trainer.time_steps(short_steps, arm);
-  RECOMPDIAG_CALLGRIND_DUMP("short");
-  trainer.time_steps(long_steps, arm);
-  RECOMPDIAG_CALLGRIND_DUMP("long");
+  for (const int steps : {short_steps, long_steps}) {
+    std::optional<probes::TorchProfiler> session;
+    if (profiler) session.emplace();
+    trainer.time_steps(steps, monitor);
+    RECOMPDIAG_CALLGRIND_DUMP("steps");
+    if (session) {
+      session->stop();
+      RECOMPDIAG_CALLGRIND_DUMP("stop");
+    }
+  }
   RECOMPDIAG_CALLGRIND_TOGGLE();
 }
 
@@ -116,8 +146,9 @@ void print_instruction_counts(const InstructionBench& bench) {
   std::error_code ec;
   const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
 
+  const std::vector<std::string> arms = runnable_arms();
   std::vector<pid_t> children;
-  for (const char* arm : kArms) {
+  for (const std::string& arm : arms) {
     std::vector<std::string> argv = {valgrind, "--tool=callgrind", "--collect-atstart=no",
                                      "--callgrind-out-file=" + dir + "/" + arm + ".out",
                                      self.empty() ? args[0] : self};
@@ -157,15 +188,23 @@ void print_instruction_counts(const InstructionBench& bench) {
       counted, every);
   std::printf("%-28s %16s %10s\n", "arm", "instr/step", "ratio");
   double base = 0.0;
-  for (const char* arm : kArms) {
+  for (const std::string& arm : arms) {
     const std::string out = dir + "/" + arm + ".out";
-    const double per_step = (read_total(out + ".2") - read_total(out + ".1")) / counted;
+    // Each dump holds what ran since the previous one: the profiler's arm dumps its steps and
+    // its stop apart (.1 .2 short, .3 .4 long), the others their steps (.1 short, .2 long).
+    const bool profiler = arm == kProfilerArm;
+    const double per_step =
+        (read_total(out + (profiler ? ".3" : ".2")) - read_total(out + ".1")) / counted;
     if (base == 0.0) base = per_step;
-    std::printf("%-28s %16.0f %10.4f\n", arm, per_step, per_step / base);
+    std::printf("%-28s %16.0f %10.4f\n", arm.c_str(), per_step, per_step / base);
+    if (profiler) {
+      const double stop = (read_total(out + ".4") - read_total(out + ".2")) / counted;
+      std::printf("%-28s %16.0f %10.4f  (its stop's event post-processing, per step)\n",
+                  "profiler + its stop", per_step + stop, (per_step + stop) / base);
+    }
   }
-  std::printf(
-      "profiles of the long blocks: callgrind_annotate %s/{off,full,counted,sampled}.out.2\n",
-      dir.c_str());
+  std::printf("profiles of the long blocks: callgrind_annotate %s/<arm>.out.2 (profiler: .3)\n",
+              dir.c_str());
 }
 
 }  // namespace recompdiag::trainer::cli

@@ -31,20 +31,26 @@ struct InstructionBench {
 };
 
 /// Arm names, in print order: "off", "full" (every step's op inputs read), "counted" (inputs on
-/// sampled steps, the others counted by name), "sampled" (sampled steps only: the default).
+/// sampled steps, the others counted by name), "sampled" (sampled steps only: the default), and
+/// "profiler" (LibTorch's own profiler, CPU activities, no monitor) where this LibTorch has it.
 bool is_instruction_arm(const std::string& name);
 
-/// The monitor options of an arm (null for "off"); the options must outlive the use.
+/// The arm names joined for a message: "off, full, counted, sampled, profiler".
+std::string instruction_arm_names();
+
+/// The monitor options of an arm (null for "off" and "profiler"); the options must outlive the
+/// use.
 const probes::MonitorOptions* arm_options(const std::string& arm,
                                           const probes::MonitorOptions& full,
                                           const probes::MonitorOptions& counted,
                                           const probes::MonitorOptions& sampled);
 
 /// Child side: runs under callgrind (collection off at start); trains the warm-up, then the two
-/// counted blocks of `arm`, dumping callgrind's counters after each. Outside valgrind it just
-/// trains.
-void run_instruction_arm(TwoPhaseTrainer& trainer, const probes::MonitorOptions* arm,
-                         const InstructionBench& bench);
+/// counted blocks of the arm named `arm` (with `monitor` attached, or LibTorch's profiler on for
+/// "profiler"), dumping callgrind's counters after each block's steps and, for the profiler, again
+/// after its stop. Outside valgrind it just trains.
+void run_instruction_arm(TwoPhaseTrainer& trainer, const std::string& arm,
+                         const probes::MonitorOptions* monitor, const InstructionBench& bench);
 
 /// Parent side: runs every arm as a child of valgrind (all at once) with this process's own
 /// arguments (read from /proc/self/cmdline, `--instructions` replaced by `--callgrind-arm NAME`),

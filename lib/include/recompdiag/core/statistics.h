@@ -189,6 +189,27 @@ RatioTest paired_ratio_test(const std::vector<double>& a, const std::vector<doub
 RatioTest trimmed_paired_ratio_test(const std::vector<double>& a, const std::vector<double>& b,
                                     double trim = 0.2, const RatioTestOptions& options = {});
 
+/// One benchmark arm against a baseline arm from paired rounds (each round timed every arm, so a
+/// load that a round shared cancels), and whether the rounds were enough to tell.
+struct ArmRatio {
+  RatioTest test;  ///< Yuen's trimmed paired test of arm / baseline per round.
+  /// The interval includes 1.0: these rounds cannot tell the arm from the baseline.
+  bool includes_one = true;
+  /// The interval is wider than the effect it estimates (high - low > |ratio - 1|): even where
+  /// it excludes 1.0, the size of the effect is not pinned down.
+  bool wider_than_effect = true;
+  /// Rounds at which, at the noise measured, the interval would be no wider than the effect
+  /// (which also excludes 1.0); `max_rounds` when the effect is zero or needs more.
+  int rounds_to_settle = 0;
+};
+
+/// Summarises arm[i] / baseline[i] over the rounds i with trimmed_paired_ratio_test(baseline,
+/// arm, trim, options). Throws std::invalid_argument as that test does (fewer than two rounds,
+/// sides of different length, a value not positive).
+ArmRatio arm_ratio(const std::vector<double>& baseline, const std::vector<double>& arm,
+                   double trim = 0.2, const RatioTestOptions& options = {},
+                   int max_rounds = 100000);
+
 /// Runs per side at which a change as large as the threshold would be detected (and a smaller
 /// one ruled out) with `power` at `alpha`, given `se_log` measured with `runs` per side. Capped
 /// at `max_runs`.

@@ -12,6 +12,7 @@
 
 #include <exception>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 
 namespace recompdiag::trainer {
@@ -25,6 +26,19 @@ inline constexpr int kExitRunFailed = 1;
 inline constexpr int kExitBadInput = 2;
 /// Exit code: an internal error, i.e. a bug of ours (an unexpected exception, a crashed child).
 inline constexpr int kExitInternal = 3;
+
+/// A command ended early because of a signal; main() prints what() and exits exit_code().
+class Interrupted : public std::runtime_error {
+ public:
+  /// `what` names what was interrupted ("train", "ab").
+  Interrupted(int signal, const std::string& what);
+  int signal() const { return signal_; }
+  /// 128 + the signal: 130 for SIGINT, 143 for SIGTERM.
+  int exit_code() const { return 128 + signal_; }
+
+ private:
+  int signal_;
+};
 
 /// Writes the one line that `error` deserves to `err` and returns its exit code: `InputError` ->
 /// "recompdiag: error: ..." and 2; `IoError` -> the same line and 1; `Interrupted` ->

@@ -10,9 +10,8 @@
 ///     if (stop.signal() != 0) throw Interrupted(stop.signal(), "train");
 
 #include <csignal>
-#include <stdexcept>
-#include <string>
 
+#include "recompdiag/trainer/exit_codes.h"  // Interrupted
 #include "recompdiag/trainer/trainer.h"
 
 namespace recompdiag::trainer {
@@ -36,19 +35,6 @@ class StopOnSignals {
  private:
   struct sigaction old_int_ {};
   struct sigaction old_term_ {};
-};
-
-/// A command ended early because of a signal; main() prints what() and exits exit_code().
-class Interrupted : public std::runtime_error {
- public:
-  /// `what` names what was interrupted ("train", "ab").
-  Interrupted(int signal, const std::string& what);
-  int signal() const { return signal_; }
-  /// 128 + the signal: 130 for SIGINT, 143 for SIGTERM.
-  int exit_code() const { return 128 + signal_; }
-
- private:
-  int signal_;
 };
 
 }  // namespace recompdiag::trainer

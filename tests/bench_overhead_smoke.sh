@@ -1,0 +1,48 @@
+#!/bin/sh
+# `recompdiag bench overhead` on a small config (issue 23): every arm has a row, LibTorch's
+# profiler among them where this LibTorch has it, each ratio an interval and, when the rounds
+# cannot tell, how many would; bad input is one line and exit 2. Shape only: no timing is judged.
+set -u
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+
+small="--batch-size 4 --seq-len 6 --hidden 8 --threads 1 --warmup 4"
+# shellcheck disable=SC2086
+"$bin" bench overhead $small --rounds 3 --block-steps 12 >"$tmp/out" 2>"$tmp/err" ||
+  fail "bench overhead: exit $?: $(cat "$tmp/err")"
+cat "$tmp/out"
+for arm in 'monitor off' 'all CPU probes' 'probes, inputs 1/10, counted' \
+  'probes, dispatcher 1/10 (default)' 'LibTorch profiler (CPU)'; do
+  grep -q "^$arm  " "$tmp/out" || fail "no row for '$arm'"
+done
+# Every arm but the baseline: a ratio and a bracketed interval.
+rows=$(grep -Ec '^(all CPU|probes|LibTorch profiler \(CPU\)).* \[[0-9.]+, [0-9.]+\]' "$tmp/out")
+[ "$rows" -ge 4 ] || fail "$rows rows with an interval, expected at least 4"
+grep -Eq '^default monitor / LibTorch profiler: +[0-9.]+ +\[' "$tmp/out" ||
+  fail "no default monitor / profiler line"
+grep -Eq '^LibTorch profiler, with(out)? Kineto.*: [0-9]+ events per step' "$tmp/out" ||
+  fail "no profiler events line"
+# Three rounds of tiny steps are rarely enough: where an interval includes 1.0 it says how many
+# rounds would settle it, or that none would.
+if grep -q 'includes 1.0' "$tmp/out"; then
+  grep -q 'includes 1.0: the two cannot be told apart; \(~[0-9]* rounds would\|no round count would settle it\)' \
+    "$tmp/out" || fail "an interval that includes 1.0 without the rounds that would settle it"
+fi
+
+for bad in "--rounds 1" "--block-steps 2" "--block-steps 7" "--callgrind-arm nosuch"; do
+  # shellcheck disable=SC2086
+  "$bin" bench overhead $small $bad >"$tmp/out" 2>"$tmp/err"
+  code=$?
+  [ "$code" -eq 2 ] || fail "bench overhead $bad: exit $code, expected 2"
+  [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q '^recompdiag: error: ' "$tmp/err" ||
+    fail "bench overhead $bad: stderr is not one error line: $(cat "$tmp/err")"
+done
+
+[ "$failures" -eq 0 ] && echo "bench_overhead_smoke: all checks passed"
+[ "$failures" -eq 0 ]

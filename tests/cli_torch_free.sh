@@ -1,0 +1,40 @@
+#!/bin/sh
+# The `recompdiag` front end without LibTorch (issue 23): it needs no libtorch or libc10, it runs
+# every compare case of compare_cli_test.sh alone (copied where no recompdiag-trainer lies beside
+# it), and it refuses a command that trains with one line and exit 2.
+# Usage: cli_torch_free.sh RECOMPDIAG_FRONT_END FIXTURES_DIR
+set -u
+bin=$1
+fx=$2
+here=$(dirname "$0")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+
+# Its dynamic dependencies, as the loader resolves them.
+if ! ldd "$bin" >"$tmp/ldd" 2>&1; then
+  fail "ldd $bin: $(cat "$tmp/ldd")"
+elif grep -Eq 'libtorch|libc10' "$tmp/ldd"; then
+  fail "$bin loads LibTorch: $(grep -E 'libtorch|libc10' "$tmp/ldd" | tr '\n' ' ')"
+fi
+
+mkdir "$tmp/bin"
+cp "$bin" "$tmp/bin/recompdiag"
+alone=$tmp/bin/recompdiag
+"$here/compare_cli_test.sh" "$alone" "$fx" || fail "compare_cli_test.sh with the front end alone"
+"$alone" bench compare --steps 2000 >"$tmp/out" 2>&1 || fail "bench compare: $(cat "$tmp/out")"
+grep -q "total read + compare + render" "$tmp/out" || fail "bench compare printed: $(cat "$tmp/out")"
+
+"$alone" train --steps 3 >"$tmp/out" 2>"$tmp/err"
+code=$?
+[ "$code" -eq 2 ] || fail "train without recompdiag-trainer: exit $code, expected 2"
+[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "train without recompdiag-trainer: stderr is not one line: $(cat "$tmp/err")"
+grep -q '^recompdiag: error: `train` needs LibTorch' "$tmp/err" ||
+  fail "train without recompdiag-trainer: $(cat "$tmp/err")"
+
+[ "$failures" -eq 0 ] && echo "cli_torch_free: all checks passed"
+[ "$failures" -eq 0 ]

@@ -1,0 +1,39 @@
+#include "cli/command_line.h"
+
+#include <exception>
+#include <iostream>
+#include <string>
+
+#include "recompdiag/core/version.h"
+#include "recompdiag/trainer/exit_codes.h"
+
+namespace recompdiag::trainer::cli {
+
+void describe_app(CLI::App& app) {
+  app.description(
+      "recompdiag: diagnose why training slows down after its step is recompiled, and prove the "
+      "fix");
+  app.set_version_flag("--version", std::string("recompdiag ") + recompdiag::kToolVersion);
+  app.require_subcommand(1);
+}
+
+CLI::App* add_bench_group(CLI::App& app) {
+  CLI::App* bench = app.add_subcommand("bench", "Benchmarks that print figures");
+  bench->require_subcommand(1);
+  return bench;
+}
+
+int run_command_line(CLI::App& app, CommandContext& ctx, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::cerr << "recompdiag: error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (...) {
+    return report_error(std::current_exception(), std::cerr);
+  }
+  return ctx.exit_code;
+}
+
+}  // namespace recompdiag::trainer::cli

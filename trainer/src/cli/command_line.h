@@ -1,0 +1,24 @@
+#pragma once
+// What both `recompdiag` executables share: the subcommands that only read run files, and parsing
+// a command line into one of them with the shared exit codes. The front end (front_end.cpp) holds
+// just these and links no LibTorch; recompdiag-trainer (main.cpp) adds the commands that train.
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+
+namespace recompdiag::trainer::cli {
+
+/// The top-level app with its description and --version flag; the caller adds subcommands.
+void describe_app(CLI::App& app);
+
+/// Adds the `bench` group to `app` and returns it (owned by `app`); each benchmark adds itself.
+CLI::App* add_bench_group(CLI::App& app);
+
+/// Parses `argv` with `app` and runs the chosen subcommand. Returns the process's exit code: the
+/// command's own (ctx.exit_code), 0 for --help and --version, 2 with one "recompdiag: error:" line
+/// on stderr for a flag that does not parse, and report_error()'s code for what the command
+/// throws. Never throws.
+int run_command_line(CLI::App& app, CommandContext& ctx, int argc, char** argv);
+
+}  // namespace recompdiag::trainer::cli
