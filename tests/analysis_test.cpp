@@ -351,7 +351,8 @@ TEST_CASE(
     "probe counts: each count of the table adds up as its line says, alike steps in closed form") {
   const size_t n = 90;
   const RunFile run = counted_run(n);
-  const ProbeCounts& c = analyze_run(run).phases.at(0).counts;
+  const RunAnalysis analysis = analyze_run(run);  // held: the counts are a reference into it
+  const ProbeCounts& c = analysis.phases.at(0).counts;
   REQUIRE(c.steps == static_cast<int64_t>(n));
   // Each count step by step from the records, as its line of the table says.
   for (const ProbeCountField& f : kProbeCounts) {
