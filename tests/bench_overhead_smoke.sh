@@ -4,13 +4,7 @@
 # cannot tell, how many would; bad input is one line and exit 2. Shape only: no timing is judged.
 set -u
 bin=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
+. "$(dirname "$0")/check_lib.sh"
 
 small="--batch-size 4 --seq-len 6 --hidden 8 --threads 1 --warmup 4"
 # shellcheck disable=SC2086

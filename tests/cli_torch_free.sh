@@ -7,13 +7,7 @@ set -u
 bin=$1
 fx=$2
 here=$(dirname "$0")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
+. "$(dirname "$0")/check_lib.sh"
 
 # Its dynamic dependencies, as the loader resolves them.
 if ! ldd "$bin" >"$tmp/ldd" 2>&1; then

@@ -4,14 +4,7 @@
 set -u
 bin=$1
 fx=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
+. "$(dirname "$0")/check_lib.sh"
 
 # expect CODE STDERR_PATTERN ARGS...: runs compare with ARGS, checks the exit code and that stderr
 # matches the pattern (grep -E; empty matches anything).
