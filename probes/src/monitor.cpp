@@ -77,10 +77,9 @@ Monitor::Monitor(torch::nn::Module* model, torch::optim::Optimizer* optimizer,
     probes_.push_back(make_null_probe(sections::kOptimizer, kDisabled));
   }
   if (options_.placement) {
-    auto probe = model != nullptr
-                     ? std::make_unique<PlacementStepProbe>(model, options_.expected_device)
-                     : std::make_unique<PlacementStepProbe>(std::move(source.model),
-                                                            options_.expected_device);
+    auto probe = std::make_unique<PlacementStepProbe>(
+        model != nullptr ? PlacementStepProbe::model_tensors(*model) : std::move(source.model),
+        options_.expected_device);
     placement_ = probe.get();
     probes_.push_back(std::move(probe));
   } else {
@@ -114,7 +113,7 @@ Monitor::~Monitor() {
 }
 
 void Monitor::set_model(torch::nn::Module& model) {
-  if (placement_) placement_->set_model(&model);
+  if (placement_) placement_->set_model(model);
 }
 
 void Monitor::set_optimizer(torch::optim::Optimizer& optimizer) {
@@ -171,10 +170,9 @@ void Monitor::note_event(EventKind kind, std::string reason, nlohmann::json deta
 }
 
 void Monitor::observe_from_now() {
-  // The current step (when in one) and the next dispatcher_full_steps_after_event steps.
-  const int64_t first = in_step_ ? step_ + 1 : step_;
+  // The same stretch as a compile event's, without shortening one already running.
   observe_all_until_ =
-      std::max(observe_all_until_, first + options_.dispatcher_full_steps_after_event);
+      std::max(observe_all_until_, step_ + options_.dispatcher_full_steps_after_event);
   if (compiled_ != nullptr && in_step_) compiled_->observe_now();
 }
 

@@ -98,14 +98,16 @@ OptimizerSnapshot snapshot_of(torch::optim::Optimizer& optimizer) {
 
 }  // namespace
 
+void OptimizerStateProbe::set_optimizer(torch::optim::Optimizer* optimizer) {
+  source_ = nullptr;
+  if (optimizer != nullptr) source_ = [optimizer] { return snapshot_of(*optimizer); };
+}
+
 OptimizerStats OptimizerStateProbe::inspect() {
   if (source_) return inspect(source_());
-  if (optimizer_ == nullptr) {
-    OptimizerStats out;
-    out.lr_requested = requested_lr_;
-    return out;
-  }
-  return inspect(snapshot_of(*optimizer_));
+  OptimizerStats out;
+  out.lr_requested = requested_lr_;
+  return out;
 }
 
 OptimizerStats OptimizerStateProbe::inspect(const OptimizerSnapshot& snapshot) {

@@ -27,15 +27,19 @@ std::unique_ptr<StepProbe> make_null_probe(const char* name, std::string reason)
   return std::make_unique<NullStepProbe>(name, std::move(reason));
 }
 
+PlacementStepProbe::Source PlacementStepProbe::model_tensors(torch::nn::Module& model) {
+  return [&model](std::vector<at::Tensor>& params, std::vector<at::Tensor>& buffers) {
+    params = model.parameters();
+    buffers = model.buffers();
+  };
+}
+
 void PlacementStepProbe::end_step(StepRecord& record) {
-  if (model_ != nullptr) {
-    record.placement = inspect_placement(model_->parameters(), model_->buffers(), expected_);
-  } else if (source_) {
-    params_.clear();
-    buffers_.clear();
-    source_(params_, buffers_);
-    record.placement = inspect_placement(params_, buffers_, expected_);
-  }
+  if (!source_) return;
+  params_.clear();
+  buffers_.clear();
+  source_(params_, buffers_);
+  record.placement = inspect_placement(params_, buffers_, expected_);
 }
 
 }  // namespace recompdiag::probes

@@ -74,19 +74,19 @@ class OptimizerStepProbe final : public StepProbe {
 class PlacementStepProbe final : public StepProbe {
  public:
   using Source = std::function<void(std::vector<at::Tensor>&, std::vector<at::Tensor>&)>;
-  PlacementStepProbe(torch::nn::Module* model, const std::string& expected_device)
-      : model_(model), expected_(expected_device) {}
+  /// Inspects `source`'s tensors at each step end: a model's (model_tensors()) or a Python one's.
   PlacementStepProbe(Source source, const std::string& expected_device)
       : source_(std::move(source)), expected_(expected_device) {}
   const char* name() const override { return sections::kPlacement; }
   const Availability& availability() const override { return availability_; }
   void begin_step(const StepBegin&) override {}
   void end_step(StepRecord& record) override;
-  void set_model(torch::nn::Module* model) { model_ = model; }
+  void set_model(torch::nn::Module& model) { source_ = model_tensors(model); }
+  /// The source of a LibTorch module's parameters and buffers.
+  static Source model_tensors(torch::nn::Module& model);
 
  private:
   Availability availability_{true, ""};
-  torch::nn::Module* model_ = nullptr;  // inspected when set, else source_
   Source source_;
   std::vector<at::Tensor> params_, buffers_;  // source_'s, reused
   ExpectedDevice expected_;

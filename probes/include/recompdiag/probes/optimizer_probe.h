@@ -31,17 +31,15 @@ namespace recompdiag::probes {
 class OptimizerStateProbe {
  public:
   /// `optimizer` may be null (nothing to inspect until set_optimizer).
-  explicit OptimizerStateProbe(torch::optim::Optimizer* optimizer = nullptr)
-      : optimizer_(optimizer) {}
+  explicit OptimizerStateProbe(torch::optim::Optimizer* optimizer = nullptr) {
+    set_optimizer(optimizer);
+  }
 
   const Availability& availability() const { return availability_; }
   bool available() const { return availability_.available; }
 
   /// Replaces the inspected optimizer (e.g. rebuilt after a recompile). Null detaches.
-  void set_optimizer(torch::optim::Optimizer* optimizer) {
-    optimizer_ = optimizer;
-    source_ = nullptr;
-  }
+  void set_optimizer(torch::optim::Optimizer* optimizer);
   /// Inspects what `source` returns at each step instead of a torch::optim::Optimizer (an
   /// optimizer LibTorch does not hold: the Python package's). Empty detaches.
   void set_source(std::function<OptimizerSnapshot()> source) { source_ = std::move(source); }
@@ -55,8 +53,7 @@ class OptimizerStateProbe {
 
  private:
   Availability availability_{true, ""};
-  torch::optim::Optimizer* optimizer_ = nullptr;
-  std::function<OptimizerSnapshot()> source_;
+  std::function<OptimizerSnapshot()> source_;  // empty: nothing to inspect
   double requested_lr_ = 0.0;
   int64_t previous_step_max_ = 0;
   int64_t previous_with_state_ = 0;
