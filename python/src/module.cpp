@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "recompdiag/core/error.h"
+#include "recompdiag/core/record_fan_out.h"
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/core/version.h"
 #include "recompdiag/probes/compiled_probe.h"
@@ -67,24 +68,6 @@ void tensors_of(const py::object& model, std::vector<at::Tensor>& params,
   for (const py::handle t : model.attr("buffers")()) buffers.push_back(THPVariable_Unpack(t.ptr()));
 }
 
-// Every record to the run file, and to the exporter when metrics are served.
-class Fanout final : public RecordSink {
- public:
-  std::vector<RecordSink*> sinks;
-  void on_run_start(const RunHeader& h) override {
-    for (RecordSink* s : sinks) s->on_run_start(h);
-  }
-  void on_step(const StepRecord& r) override {
-    for (RecordSink* s : sinks) s->on_step(r);
-  }
-  void on_event(const EventRecord& e) override {
-    for (RecordSink* s : sinks) s->on_event(e);
-  }
-  void on_run_end(const RunSummary& r) override {
-    for (RecordSink* s : sinks) s->on_run_end(r);
-  }
-};
-
 class Run {
  public:
   // `header` is the run header's JSON as Python builds it (mode, config, ...), completed here with
@@ -98,8 +81,8 @@ class Run {
       exporter_ = std::make_unique<reports::PrometheusExporter>(m);
     }
     if (!out.empty()) file_ = std::make_unique<RunFileSink>(out);
-    if (file_) fanout_.sinks.push_back(file_.get());
-    if (exporter_) fanout_.sinks.push_back(exporter_.get());
+    if (file_) fanout_.add(*file_);
+    if (exporter_) fanout_.add(*exporter_);
 
     probes::MonitorOptions o;
     o.expected_device = options["device"].cast<std::string>();
@@ -197,8 +180,6 @@ class Run {
     // The probes go now, not when Python collects this object: their global callbacks would
     // otherwise keep counting, and a next Monitor's torch.compile probe would find one alive.
     monitor_.reset();
-    fanout_.sinks.clear();
-    file_.reset();
   }
 
  private:
@@ -228,7 +209,7 @@ class Run {
   py::object optimizer_;
   std::unique_ptr<RunFileSink> file_;
   std::unique_ptr<reports::PrometheusExporter> exporter_;
-  Fanout fanout_;
+  RecordFanOut fanout_;  // the run file, and the exporter when metrics are served
   std::unique_ptr<probes::Monitor> monitor_;
   RunHeader header_;
   int phase_ = 1;

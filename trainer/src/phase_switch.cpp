@@ -29,7 +29,7 @@ void TwoPhaseTrainer::Impl::emit(const EventRecord& e) {
   if (monitor) {
     monitor->note_event(e.kind, e.reason, e.detail);
   } else {
-    fan_out.on_event(e);
+    sinks.on_event(e);
   }
 }
 

@@ -79,7 +79,7 @@ void TwoPhaseTrainer::Impl::train_step(size_t b, const torch::Tensor* weights_ar
 
 void TwoPhaseTrainer::Impl::record_step(const StepPosition& at, size_t batch,
                                         const torch::Tensor* weights_arg, probes::Monitor* monitor,
-                                        const std::vector<RecordSink*>& to, StepRecord& rec) {
+                                        RecordSink& to, StepRecord& rec) {
   if (monitor) monitor->begin_step(at.step);
   const auto t0 = Clock::now();
   float host[3];
@@ -99,7 +99,7 @@ void TwoPhaseTrainer::Impl::record_step(const StepPosition& at, size_t batch,
   rec.lr = current_lr(*adam);
   rec.alerts.clear();
   if (monitor) monitor->end_step(rec);
-  for (RecordSink* s : to) s->on_step(rec);
+  to.on_step(rec);
 }
 
 TwoPhaseTrainer::TwoPhaseTrainer(TrainConfig config) : impl_(std::make_unique<Impl>()) {
@@ -140,11 +140,10 @@ TwoPhaseTrainer::TwoPhaseTrainer(TrainConfig config) : impl_(std::make_unique<Im
   // Phase 1's optimizer exists from the start so the monitor can inspect it from step 0.
   m.adam = make_adam(m.params, c.phases.front().lr, c.adam_epsilon);
   m.lr_requested = c.phases.front().lr;
-  m.fan_out.sinks = &m.sinks;
   if (c.monitor) {
     probes::MonitorOptions options;
     options.expected_device = m.device.str();
-    options.event_sink = &m.fan_out;
+    options.event_sink = &m.sinks;
     options.log_alerts = c.log_alerts;
     options.dispatcher_sample_every = c.dispatch_sample_every;
     options.comm = m.group != nullptr;
@@ -195,7 +194,7 @@ void TwoPhaseTrainer::Impl::take_turn(int64_t at_step, int phase) {
 
 TwoPhaseTrainer::~TwoPhaseTrainer() = default;
 
-void TwoPhaseTrainer::add_sink(RecordSink& sink) { impl_->sinks.push_back(&sink); }
+void TwoPhaseTrainer::add_sink(RecordSink& sink) { impl_->sinks.add(sink); }
 
 void TwoPhaseTrainer::set_progress(trainer::ProgressSink* progress) { impl_->progress = progress; }
 
@@ -350,7 +349,7 @@ TrainResult TwoPhaseTrainer::run() {
   Impl& m = *impl_;
   TORCH_CHECK(!m.ran, "TwoPhaseTrainer::run can be called once");
   m.ran = true;
-  for (RecordSink* s : m.sinks) s->on_run_start(m.header);
+  m.sinks.on_run_start(m.header);
 
   TrainResult result;
   Impl::RunProgress run(m.config);
@@ -372,7 +371,7 @@ TrainResult TwoPhaseTrainer::run() {
                                    flat.data_ptr<float>() + flat.numel());
   }
   result.summary = m.summarize(run, result.final_parameters, job_failure != nullptr);
-  for (RecordSink* s : m.sinks) s->on_run_end(result.summary);
+  m.sinks.on_run_end(result.summary);
   if (job_failure) std::rethrow_exception(job_failure);
 
   result.compiles = m.compiles;
@@ -409,8 +408,8 @@ std::vector<double> TwoPhaseTrainer::time_steps(int steps,
     monitor->watch(m.step->unit());
   }
   const torch::Tensor* weights_arg = c.mode == TrainMode::kMutable ? &m.loss_weights : nullptr;
-  std::vector<RecordSink*> to;
-  if (sink) to.push_back(sink);
+  RecordFanOut to;
+  if (sink) to.add(*sink);
   StepRecord rec;
   rec.loss_weights = phase.loss_weights;
   std::vector<double> times;

@@ -14,7 +14,7 @@
 #include "detail/extra_work.h"
 #include "detail/fault_effects.h"
 #include "recompdiag/core/record.h"
-#include "recompdiag/core/record_sink.h"
+#include "recompdiag/core/record_fan_out.h"
 #include "recompdiag/core/turn_channel.h"
 #include "recompdiag/probes/monitor.h"
 #include "recompdiag/trainer/model.h"
@@ -35,7 +35,7 @@ struct TwoPhaseTrainer::Impl {
   TrainConfig config;
   torch::Device device{torch::kCPU};
   RunHeader header;
-  std::vector<RecordSink*> sinks;
+  RecordFanOut sinks;  // the run file, an exporter, ... (add_sink); the monitor's event sink
   trainer::ProgressSink* progress = nullptr;  // not owned; null: no progress
   bool ran = false;
   std::function<void()> epoch_barrier;
@@ -63,13 +63,6 @@ struct TwoPhaseTrainer::Impl {
   /// A data-parallel rank's membership in its job; null for a single process.
   std::unique_ptr<trainer::detail::DataParallelGroup> group;
 
-  /// Hands the monitor's events (ours and its alerts) to every sink.
-  struct EventFanOut : RecordSink {
-    std::vector<RecordSink*>* sinks = nullptr;
-    void on_event(const EventRecord& e) override {
-      for (RecordSink* s : *sinks) s->on_event(e);
-    }
-  } fan_out;
   std::unique_ptr<probes::Monitor> monitor;  // null with --no-monitor
   /// Turns with another run from RECOMPDIAG_TURNS (`ab --a-cmd/--b-cmd`), taken at every epoch
   /// barrier when no epoch barrier is set: through the monitor when it runs, else through `turns`.
@@ -130,7 +123,7 @@ struct TwoPhaseTrainer::Impl {
   /// completed at `at` and handed to every sink. `rec` is reused across steps; on return it holds
   /// this step's record, alerts included.
   void record_step(const StepPosition& at, size_t batch, const torch::Tensor* weights_arg,
-                   probes::Monitor* monitor, const std::vector<RecordSink*>& to, StepRecord& rec);
+                   probes::Monitor* monitor, RecordSink& to, StepRecord& rec);
 
   // phase_switch.cpp
 
