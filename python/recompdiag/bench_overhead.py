@@ -26,40 +26,23 @@ import time
 import torch
 
 from .monitor import Monitor
-from .seed import SeqModel, make_batches, parse_args as seed_args
+from .seed import SeqModel, compile_steps, make_batches, make_steps, parse_args as seed_args
 
 
 def build_step(args):
     torch.manual_seed(0)
     cfg = seed_args(["--mode", "mutable", "--batch-size", str(args.batch_size), "--seq-len", str(args.seq_len)])
     model = SeqModel(cfg.input_size, cfg.hidden, cfg.num_classes)
-    params = list(model.parameters())
-    opt = torch.optim.Adam(params, lr=torch.tensor(0.01), eps=1e-7)
+    opt = torch.optim.Adam(model.parameters(), lr=torch.tensor(0.01), eps=1e-7)
     w = torch.tensor([0.7, 0.3])
     batches = make_batches(cfg, cfg.seq_len, torch.Generator().manual_seed(0))
-
-    def loss_of(x, y_cat, y_bin, weight, w):
-        logits, bin_logit = model(x)
-        ce = torch.nn.functional.cross_entropy(logits.transpose(1, 2), y_cat, reduction="none")
-        bce = torch.nn.functional.binary_cross_entropy_with_logits(bin_logit, y_bin, reduction="none")
-        return w[0] * (ce * weight).sum() / weight.numel() + w[1] * (bce * weight).sum() / weight.numel()
-
-    def opt_step():
-        for p in params:
-            p.grad.clamp_(-0.1, 0.1)
-        opt.step()
-        opt.zero_grad(set_to_none=False)
-
+    train_step, opt_step = make_steps(model, opt)
     if args.backend != "none":
-        import importlib
-
-        importlib.import_module("torch._dynamo").config.allow_rnn = True
-        loss_of = torch.compile(loss_of, backend=args.backend)
-        opt_step = torch.compile(opt_step, backend=args.backend)
+        train_step, opt_step = compile_steps((train_step, opt_step), args.backend)
 
     def step(i):
         x, y_cat, y_bin, weight = batches[i % len(batches)]
-        loss = loss_of(x, y_cat, y_bin, weight, w)
+        loss, _, _ = train_step(x, y_cat, y_bin, weight, w)
         loss.backward()
         opt_step()
         return loss.detach()
@@ -95,7 +78,8 @@ def ratio_line(name, arm_means, base_means):
     return f"  {name:26s} {g:.3f}x (95% CI {lo:.3f}-{hi:.3f}) {verdict}"
 
 
-def geo_interval(ratios, confidence=0.95, resamples=4000, rng=random.Random(1)):
+def geo_interval(ratios, confidence=0.95, resamples=4000):
+    rng = random.Random(1)  # the same resamples for every arm
     logs = [math.log(r) for r in ratios]
     boots = sorted(statistics.fmean(rng.choices(logs, k=len(logs))) for _ in range(resamples))
     lo = boots[int((1 - confidence) / 2 * resamples)]

@@ -87,6 +87,42 @@ class Plateau:
         return max(lr * self.factor, self.min_lr)
 
 
+def make_steps(model, optimizer, item_break=False):
+    """The seed's training step (the forward and the weighted two-head loss; `w` the loss weights,
+    floats or a tensor) and optimizer step (Keras's clipvalue 0.1, then the optimizer), as plain
+    functions for torch.compile. `item_break` plants the item-break fault."""
+    params = list(model.parameters())
+
+    def train_step(x, y_cat, y_bin, weight, w):
+        logits, bin_logit = model(x)
+        ce = F.cross_entropy(logits.transpose(1, 2), y_cat, reduction="none")
+        bce = F.binary_cross_entropy_with_logits(bin_logit, y_bin, reduction="none")
+        cells = weight.numel()
+        cat_loss = (ce * weight).sum() / cells
+        bin_loss = (bce * weight).sum() / cells
+        loss = w[0] * cat_loss + w[1] * bin_loss
+        if item_break and loss.item() > 1e3:  # the fault: a host read that breaks the graph
+            loss = loss * 0.5
+        return loss, cat_loss.detach(), bin_loss.detach()
+
+    def optimizer_step():
+        for p in params:  # Keras clipvalue=0.1: element-wise clipping
+            p.grad.clamp_(-0.1, 0.1)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=False)
+
+    return train_step, optimizer_step
+
+
+def compile_steps(steps, backend, dynamic=None):
+    """Both steps through torch.compile, the whole model compiled: without allow_rnn dynamo breaks
+    the graph at the GRU and runs it eagerly (torch 2.x)."""
+    dynamo_config = importlib.import_module("torch._dynamo").config
+    if hasattr(dynamo_config, "allow_rnn"):
+        dynamo_config.allow_rnn = True
+    return tuple(torch.compile(f, backend=backend, dynamic=dynamic) for f in steps)
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="python -m recompdiag.seed", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -134,34 +170,10 @@ def main(argv=None) -> int:
     # Keras's Adam epsilon; lr as a tensor (mutable) or a float (recompile).
     optimizer = torch.optim.Adam(params, lr=torch.tensor(phases[0][2]) if tensor_lr else phases[0][2], eps=1e-7)
     loss_weights = torch.tensor(phases[0][1]) if mutable else list(phases[0][1])
-    item_break = args.fault == "item-break"
-
-    def train_step(x, y_cat, y_bin, weight, w):
-        logits, bin_logit = model(x)
-        ce = F.cross_entropy(logits.transpose(1, 2), y_cat, reduction="none")
-        bce = F.binary_cross_entropy_with_logits(bin_logit, y_bin, reduction="none")
-        cells = weight.numel()
-        cat_loss = (ce * weight).sum() / cells
-        bin_loss = (bce * weight).sum() / cells
-        loss = w[0] * cat_loss + w[1] * bin_loss
-        if item_break and loss.item() > 1e3:  # the fault: a host read that breaks the graph
-            loss = loss * 0.5
-        return loss, cat_loss.detach(), bin_loss.detach()
-
-    def optimizer_step():
-        for p in params:  # Keras clipvalue=0.1: element-wise clipping
-            p.grad.clamp_(-0.1, 0.1)
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=False)
-
+    train_step, optimizer_step = make_steps(model, optimizer, item_break=args.fault == "item-break")
     if not args.no_compile:
-        # Without it dynamo breaks the graph at the GRU and runs it eagerly (torch 2.x).
-        dynamo_config = importlib.import_module("torch._dynamo").config
-        if hasattr(dynamo_config, "allow_rnn"):
-            dynamo_config.allow_rnn = True
-        dynamic = False if args.no_dynamic else None
-        train_step = torch.compile(train_step, backend=args.backend, dynamic=dynamic)
-        optimizer_step = torch.compile(optimizer_step, backend=args.backend, dynamic=dynamic)
+        train_step, optimizer_step = compile_steps((train_step, optimizer_step), args.backend,
+                                                   dynamic=False if args.no_dynamic else None)
 
     monitor = None
     if not args.no_monitor:
