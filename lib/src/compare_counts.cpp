@@ -29,11 +29,8 @@ int64_t deterministic_alerts(const PhaseAnalysis& pa, const RunAnalysis& run) {
 }
 
 const CountDef kCounts[] = {
-    // Compile events name no compiler: those torch.compile's probe does not account for are JIT's.
     {"compiles", "JIT compile", "JIT compiles", always,
-     [](const PhaseAnalysis& p, const RunAnalysis&) {
-       return std::max(p.counts.jit_compiles, p.counts.compile_events - p.counts.dynamo_compiles);
-     }},
+     [](const PhaseAnalysis& p, const RunAnalysis&) { return detail::jit_compiles_seen(p.counts); }},
     {"plan_builds", "JIT plan build", "JIT plan builds",
      [](const ProbeCounts& c) { return c.has_jit; },
      [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.jit_plan_builds; }},

@@ -21,19 +21,19 @@ std::string plural(int64_t n, const char* one, const char* many) {
 std::string switch_paid(const char* side, const RunAnalysis& r, const SwitchCost& s) {
   const ProbeCounts& c = s.around;
   std::vector<std::string> parts;
-  // Compile events name no compiler: those torch.compile's probe does not account for are JIT's.
-  const bool dynamo = c.dynamo_compiles > 0;
-  const int64_t compiles = dynamo ? c.dynamo_compiles : std::max(c.jit_compiles, c.compile_events);
-  if (compiles > 0) {
-    std::string text = dynamo ? plural(compiles, "torch.compile compile", "torch.compile compiles")
-                              : plural(compiles, "JIT compile", "JIT compiles");
-    for (const CompileEvent& e : r.compiles) {
-      if (e.step == s.switch_step && !e.reason.empty()) {
-        text += " (" + e.reason + ")";
-        break;
-      }
+  // Compiles of either compiler; the first part carries the reason noted at the switch.
+  std::string reason;
+  for (const CompileEvent& e : r.compiles) {
+    if (e.step == s.switch_step && !e.reason.empty()) {
+      reason = " (" + e.reason + ")";
+      break;
     }
-    parts.push_back(text);
+  }
+  const int64_t jit = jit_compiles_seen(c);
+  if (jit > 0) parts.push_back(plural(jit, "JIT compile", "JIT compiles") + reason);
+  if (c.dynamo_compiles > 0) {
+    parts.push_back(plural(c.dynamo_compiles, "torch.compile compile", "torch.compile compiles") +
+                    (jit > 0 ? "" : reason));
   }
   if (c.jit_plan_builds > 0) {
     parts.push_back(plural(c.jit_plan_builds, "JIT plan build", "JIT plan builds"));

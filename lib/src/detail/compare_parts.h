@@ -2,6 +2,8 @@
 // The parts of compare_run_sets(), one file each: the phase timing tests and their verdicts
 // (compare_phases.cpp) and the exact comparison of deterministic counts (compare_counts.cpp).
 
+#include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +31,12 @@ std::optional<ConfigDifference> config_difference_beyond_seed(const RunHeader& a
 
 /// printf of one number into a string.
 std::string format_number(const char* format, double value);
+
+/// The JIT compiles of `c`: its probe's, or its compile events, whichever saw more. Compile events
+/// name no compiler: those torch.compile's probe accounts for are not JIT's.
+inline int64_t jit_compiles_seen(const ProbeCounts& c) {
+  return std::max(c.jit_compiles, c.compile_events - c.dynamo_compiles);
+}
 
 /// The timing comparison of one phase (test, interval, figures), before the phases are judged
 /// together. Adds a warning when the autocorrelation outlasts the longest block.
