@@ -60,6 +60,7 @@ class Monitor:
     ) -> None:
         header = {
             "mode": mode,
+            "optimizer_handoff": "none",
             "optimizer": type(optimizer).__name__ if optimizer is not None else "",
             "device_requested": device,
             "device_used": device,

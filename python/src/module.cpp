@@ -106,8 +106,12 @@ class Run {
     if (!optimizer_.is_none()) source.optimizer = [this] { return snapshot_of(optimizer_); };
     monitor_ = std::make_unique<probes::Monitor>(std::move(source), o);
 
-    header_ = run_header_from_json(nlohmann::json::parse(header));
-    header_.tool_version = kToolVersion;
+    // The run-file reader turns Python's fields into a RunHeader: one parser, its checks included.
+    nlohmann::json line = nlohmann::json::parse(header);
+    line["type"] = "run";
+    line["schema"] = kRunSchemaVersion;
+    line["tool_version"] = kToolVersion;
+    header_ = parse_run_file(line.dump(), "the Python monitor's run header").header;
     header_.probes = monitor_->probe_availability();
     header_.cupti = monitor_->cupti_availability();
     fanout_.on_run_start(header_);
@@ -186,23 +190,6 @@ class Run {
   probes::Monitor& open() {
     if (!monitor_) throw InputError("the recompdiag monitor is closed");
     return *monitor_;
-  }
-
-  static RunHeader run_header_from_json(const nlohmann::json& j) {
-    RunHeader h;
-    h.mode = j.value("mode", "");
-    h.optimizer_handoff = j.value("optimizer_handoff", "none");
-    h.optimizer = j.value("optimizer", "");
-    h.device_requested = j.value("device_requested", "cpu");
-    h.device_used = j.value("device_used", h.device_requested);
-    h.torch_version = j.value("torch_version", "");
-    h.cuda_available = j.value("cuda_available", false);
-    h.step_timing = j.value("step_timing", "host steady clock around the step");
-    h.config = j.value("config", nlohmann::json::object());
-    h.seed = j.value("seed", uint64_t{0});
-    h.start_time = j.value("start_time", "");
-    h.host = j.value("host", "");
-    return h;
   }
 
   py::object model_;
