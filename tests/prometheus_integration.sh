@@ -44,24 +44,6 @@ trap cleanup EXIT
 source "$(dirname "$0")/free_port.sh"
 
 exporter_port=$(free_port)
-prom_port=$(free_port)
-while [ "$prom_port" = "$exporter_port" ]; do prom_port=$(free_port); done
-prom="http://127.0.0.1:$prom_port"
-
-cat >"$tmp/prometheus.yml" <<YML
-global:
-  scrape_interval: 250ms
-  scrape_timeout: 250ms
-  evaluation_interval: 1s
-scrape_configs:
-  - job_name: recompdiag
-    static_configs:
-      - targets: ['127.0.0.1:$exporter_port']
-YML
-
-prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/data" \
-  --web.listen-address="127.0.0.1:$prom_port" --log.level=warn >"$tmp/prometheus.log" 2>&1 &
-prom_pid=$!
 
 # Poll `what` (a shell command) every 0.5 s for at most `secs` seconds.
 wait_for() {
@@ -73,7 +55,34 @@ wait_for() {
   done
 }
 
-if ! wait_for 30 "curl -sf $prom/-/ready"; then
+# Starts Prometheus on a fresh free port, scraping the exporter's port. A port free when picked
+# can be taken before Prometheus binds it (a test running beside this one): then another port,
+# at most 5 tries. Sets prom_port, prom and prom_pid.
+start_prometheus() {
+  local try
+  for try in 1 2 3 4 5; do
+    prom_port=$(free_port)
+    while [ "$prom_port" = "$exporter_port" ]; do prom_port=$(free_port); done
+    prom="http://127.0.0.1:$prom_port"
+    printf '%s\n' 'global:' '  scrape_interval: 250ms' '  scrape_timeout: 250ms' \
+      '  evaluation_interval: 1s' 'scrape_configs:' '  - job_name: recompdiag' \
+      '    static_configs:' "      - targets: ['127.0.0.1:$exporter_port']" >"$tmp/prometheus.yml"
+
+    prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/data" \
+      --web.listen-address="127.0.0.1:$prom_port" --log.level=warn >"$tmp/prometheus.log" 2>&1 &
+    prom_pid=$!
+    # Ready, or exited (a failed bind ends Prometheus at once).
+    wait_for 30 "curl -sf $prom/-/ready || ! kill -0 $prom_pid" || true
+    if curl -sf "$prom/-/ready" >/dev/null 2>&1; then return 0; fi
+    kill "$prom_pid" 2>/dev/null && wait "$prom_pid" 2>/dev/null || true
+    prom_pid=""
+    grep -q 'address already in use' "$tmp/prometheus.log" || break
+    echo "port $prom_port was taken before prometheus bound it (try $try): another port"
+  done
+  return 1
+}
+
+if ! start_prometheus; then
   echo "FAIL: prometheus did not become ready in 30 s" >&2
   cat "$tmp/prometheus.log" >&2
   exit 1
