@@ -47,7 +47,7 @@ struct MetricsOptions {
   /// HTTP worker threads of the pull endpoint (civetweb, one connection per thread at a time).
   /// Connections beyond this many wait in civetweb's queue, so held or slow connections delay
   /// scrapes by about held x `http_request_timeout_ms` / `http_threads`: 1,000 held connections
-  /// cost a scrape under 3 s with the defaults (tests/metrics_abuse.sh).
+  /// cost a scrape under 3 s with the defaults (tests/system/metrics_abuse.sh).
   int http_threads = 16;
   /// How long a connection may take to send its request (and each response write may take)
   /// before civetweb drops it. Short, because a silent or slow client holds a worker thread for
