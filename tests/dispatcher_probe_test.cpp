@@ -5,8 +5,10 @@
 
 #include <ATen/record_function.h>
 
+#include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "recompdiag/probes/cupti_probe.h"
 #include "recompdiag/probes/overhead.h"
@@ -141,6 +143,46 @@ TEST_CASE("dispatcher probe: unsampled steps counted by op name, without inputs"
   CHECK(d.ops == 5);
   CHECK(d.host_ops == 5);
   CHECK(d.new_signatures > 0);
+}
+
+TEST_CASE("dispatcher probe: counted by name and inspected agree through backward and deep nesting") {
+  // The callbacks keep each thread's open records on a stack: a start pushes, an end pops. A
+  // backward pass opens autograd's transparent "evaluate_function" records around its ops, and a
+  // user scope nested deeper than the stack still closes what it opened.
+  DispatcherOptions options;
+  options.sample_every = 2;
+  options.count_unsampled = true;
+  DispatcherProbe probe(options);
+  REQUIRE(probe.available());
+  torch::Tensor w = torch::ones({3, 3}, torch::requires_grad());
+  const auto work = [&] {
+    torch::Tensor loss = (torch::ones({2, 3}).matmul(w) * 3).sum();
+    loss.backward();
+    std::vector<std::unique_ptr<at::RecordFunction>> scopes;
+    for (int i = 0; i < 70; ++i) {  // deeper than the stack (64)
+      scopes.push_back(std::make_unique<at::RecordFunction>(at::RecordScope::USER_SCOPE));
+      if (scopes.back()->isActive()) scopes.back()->before("deep");
+    }
+    const float value = loss.item<float>();  // inside 70 user scopes: still an op and a sync
+    while (!scopes.empty()) scopes.pop_back();  // closed innermost first
+    return value + five_ops(3);
+  };
+  std::vector<DispatchStats> steps;
+  for (int64_t step = 0; step < 4; ++step) {  // inspected, counted, inspected, counted
+    probe.begin_step(step);
+    CHECK(work() == 54.0f + 18.0f);
+    steps.push_back(probe.end_step());
+  }
+  for (const DispatchStats& d : steps) {
+    CAPTURE(d.sampled);
+    CHECK(d.counted);
+    CHECK(d.ops == steps[0].ops);
+    CHECK(d.syncs == 2);
+    CHECK(d.recorder_syncs == 0);
+  }
+  CHECK(steps[0].ops > 10);  // the forward ops, backward's, the two items and five_ops' five
+  CHECK(steps[0].sampled);
+  CHECK_FALSE(steps[1].sampled);
 }
 
 TEST_CASE("dispatcher probe: one per process; the observer goes with the probe") {

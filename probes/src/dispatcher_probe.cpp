@@ -25,48 +25,79 @@ using State = detail::DispatchState;
 // is found here.
 std::atomic<State*> g_state{nullptr};
 
-// Per-thread nesting: only the outermost op of a thread counts as an op, only
-// the outermost sync as a sync, and syncs inside the recorder's scope are the
-// recorder's.
-// One thread_local struct, not three ints: the library is position-independent,
-// so each thread_local access may cost a __tls_get_addr call; a callback makes one.
+// kUnknown: a record nested deeper than the stack below holds; its end classifies it by name.
+enum class OpClass : uint8_t { kPlain, kCopy, kSync, kTransparent, kRecorder, kUnknown };
+
+// Per-thread nesting: only the outermost op of a thread counts as an op, only the outermost sync
+// as a sync, and syncs inside the recorder's scope are the recorder's. The start callback pushes
+// each record's class and the end callback pops it, so that the end does no string work: a
+// counted step runs both for every op (thousands a step), and recomputing the class by name at the
+// end was a third of the callbacks' instructions. RecordFunction ends the records of a thread in
+// the reverse order it started them.
+// One thread_local struct: the library is position-independent, so each thread_local access may
+// cost a __tls_get_addr call; a callback makes one.
 struct Nesting {
+  static constexpr int kDepth = 64;
   int op = 0;
   int sync = 0;
   int recorder = 0;
+  int depth = 0;
+  OpClass stack[kDepth] = {};
+
+  void push(OpClass cls) {
+    if (depth < kDepth) stack[depth] = cls;
+    ++depth;
+  }
+  // The class of the innermost open record; kTransparent when none is open (an end without its
+  // start: a callback enabled while the record was open), kUnknown beyond the stack.
+  OpClass pop() {
+    if (depth == 0) return OpClass::kTransparent;
+    --depth;
+    return depth < kDepth ? stack[depth] : OpClass::kUnknown;
+  }
 };
 thread_local Nesting t_nesting;
 
-enum class OpClass : uint8_t { kPlain, kCopy, kSync, kTransparent };
+// Whether C string `s` starts with `prefix`, compared in line and stopping at the first
+// difference: no call, and no read past the end of a name shorter than the prefix.
+template <size_t N>
+bool starts_with(const char* s, const char (&prefix)[N]) {
+  for (size_t i = 0; i + 1 < N; ++i) {
+    if (s[i] != prefix[i]) return false;
+  }
+  return true;
+}
 
-// Classifies by name without allocating: autograd's "evaluate_function: X"
-// wrapper is transparent (its ops are the real work), aten::copy_ carries the
-// devices of a copy, and a few ops block the host until the device is done.
+template <size_t N>
+bool equals(const char* s, const char (&name)[N]) {
+  return starts_with(s, name) && s[N - 1] == '\0';
+}
+
+// Classifies by name without allocating: autograd's "evaluate_function: X" wrapper is
+// transparent (its ops are the real work), aten::copy_ carries the devices of a copy, and a few
+// ops block the host until the device is done.
 OpClass classify(const char* name) {
   if (name == nullptr) return OpClass::kPlain;
-  if (std::strncmp(name, "aten::", 6) != 0) {
-    return std::strncmp(name, "autograd::", 10) == 0 ? OpClass::kTransparent : OpClass::kPlain;
+  if (!starts_with(name, "aten::")) {
+    return starts_with(name, "autograd::") ? OpClass::kTransparent : OpClass::kPlain;
   }
   const char* op = name + 6;
   switch (op[0]) {
     case 'c':
-      return std::strcmp(op, "copy_") == 0 ? OpClass::kCopy : OpClass::kPlain;
+      return equals(op, "copy_") ? OpClass::kCopy : OpClass::kPlain;
     case 'i':
-      return std::strcmp(op, "item") == 0 || std::strcmp(op, "is_nonzero") == 0 ? OpClass::kSync
-                                                                                : OpClass::kPlain;
+      return equals(op, "item") || equals(op, "is_nonzero") ? OpClass::kSync : OpClass::kPlain;
     case '_':
-      return std::strcmp(op, "_local_scalar_dense") == 0 || std::strcmp(op, "_unique") == 0 ||
-                     std::strcmp(op, "_unique2") == 0
+      return equals(op, "_local_scalar_dense") || equals(op, "_unique") || equals(op, "_unique2")
                  ? OpClass::kSync
                  : OpClass::kPlain;
     case 'n':
-      return std::strcmp(op, "nonzero") == 0 ? OpClass::kSync : OpClass::kPlain;
+      return equals(op, "nonzero") ? OpClass::kSync : OpClass::kPlain;
     case 'e':
-      return std::strcmp(op, "equal") == 0 ? OpClass::kSync : OpClass::kPlain;
+      return equals(op, "equal") ? OpClass::kSync : OpClass::kPlain;
     case 'u':
-      return std::strcmp(op, "unique_consecutive") == 0 || std::strcmp(op, "unique_dim") == 0
-                 ? OpClass::kSync
-                 : OpClass::kPlain;
+      return equals(op, "unique_consecutive") || equals(op, "unique_dim") ? OpClass::kSync
+                                                                           : OpClass::kPlain;
     default:
       return OpClass::kPlain;
   }
@@ -184,6 +215,15 @@ void inspect(State& s, const char* name, OpClass cls, bool outermost,
   }
 }
 
+// The class a record's start gave it, from its name (what the stack holds for shallower ones).
+OpClass class_of(const at::RecordFunction& fn) {
+  if (fn.scope() == at::RecordScope::USER_SCOPE) {
+    return std::strcmp(fn.name(), kRecorderReadScope) == 0 ? OpClass::kRecorder
+                                                           : OpClass::kTransparent;
+  }
+  return classify(fn.name());
+}
+
 // The start callback of both modes: `kInputs` is the inspecting one (registered with
 // needsInputs), the other counts ops and syncs by name alone, so that LibTorch does not box the
 // op's arguments into IValues for it.
@@ -191,14 +231,10 @@ template <bool kInputs>
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   const char* name = fn.name();
   Nesting& n = t_nesting;
-  if (fn.scope() == at::RecordScope::USER_SCOPE) {
-    if (std::strcmp(name, kRecorderReadScope) == 0) ++n.recorder;
-    return nullptr;
-  }
-  const OpClass cls = classify(name);
-  if (cls == OpClass::kTransparent) return nullptr;
-  // Depth first, so that on_end (which recomputes the class) always finds it
-  // balanced.
+  const OpClass cls = class_of(fn);
+  n.push(cls);
+  if (cls == OpClass::kRecorder) ++n.recorder;
+  if (cls == OpClass::kTransparent || cls == OpClass::kRecorder) return nullptr;
   const bool outermost = n.op++ == 0;
   const bool outer_sync = cls == OpClass::kSync && n.sync++ == 0;
   State* s = g_state.load(std::memory_order_acquire);
@@ -219,14 +255,23 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
 
 void on_end(const at::RecordFunction& fn, at::ObserverContext* /*unused*/) {
   Nesting& n = t_nesting;
-  if (fn.scope() == at::RecordScope::USER_SCOPE) {
-    if (n.recorder > 0 && std::strcmp(fn.name(), kRecorderReadScope) == 0) --n.recorder;
-    return;
+  OpClass cls = n.pop();
+  if (cls == OpClass::kUnknown) cls = class_of(fn);
+  switch (cls) {
+    case OpClass::kTransparent:
+    case OpClass::kUnknown:
+      return;
+    case OpClass::kRecorder:
+      if (n.recorder > 0) --n.recorder;
+      return;
+    case OpClass::kSync:
+      if (n.sync > 0) --n.sync;
+      [[fallthrough]];
+    case OpClass::kPlain:
+    case OpClass::kCopy:
+      if (n.op > 0) --n.op;
+      return;
   }
-  const OpClass cls = classify(fn.name());
-  if (cls == OpClass::kTransparent) return;
-  if (n.op > 0) --n.op;
-  if (cls == OpClass::kSync && n.sync > 0) --n.sync;
 }
 
 }  // namespace
