@@ -215,13 +215,13 @@ void inspect(State& s, const char* name, OpClass cls, bool outermost,
   }
 }
 
-// The class a record's start gave it, from its name (what the stack holds for shallower ones).
-OpClass class_of(const at::RecordFunction& fn) {
-  if (fn.scope() == at::RecordScope::USER_SCOPE) {
-    return std::strcmp(fn.name(), kRecorderReadScope) == 0 ? OpClass::kRecorder
-                                                           : OpClass::kTransparent;
+// The class a record's start gave it, from its scope and name (what the stack holds for
+// shallower ones).
+OpClass class_of(at::RecordScope scope, const char* name) {
+  if (scope == at::RecordScope::USER_SCOPE) {
+    return std::strcmp(name, kRecorderReadScope) == 0 ? OpClass::kRecorder : OpClass::kTransparent;
   }
-  return classify(fn.name());
+  return classify(name);
 }
 
 // The start callback of both modes: `kInputs` is the inspecting one (registered with
@@ -231,7 +231,7 @@ template <bool kInputs>
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   const char* name = fn.name();
   Nesting& n = t_nesting;
-  const OpClass cls = class_of(fn);
+  const OpClass cls = class_of(fn.scope(), name);
   n.push(cls);
   if (cls == OpClass::kRecorder) ++n.recorder;
   if (cls == OpClass::kTransparent || cls == OpClass::kRecorder) return nullptr;
@@ -256,7 +256,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
 void on_end(const at::RecordFunction& fn, at::ObserverContext* /*unused*/) {
   Nesting& n = t_nesting;
   OpClass cls = n.pop();
-  if (cls == OpClass::kUnknown) cls = class_of(fn);
+  if (cls == OpClass::kUnknown) cls = class_of(fn.scope(), fn.name());
   switch (cls) {
     case OpClass::kTransparent:
     case OpClass::kUnknown:
