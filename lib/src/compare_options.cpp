@@ -7,30 +7,25 @@
 #include "recompdiag/core/error.h"
 
 namespace recompdiag {
-namespace {
-
-std::string fmt(const char* f, double v) { return detail::format_number(f, v); }
-
-}  // namespace
 
 void CompareOptions::validate() const {
   if (!(threshold >= 0.0 && threshold < 1.0)) {
     throw InputError("--threshold must be a percentage in [0, 100), got " +
-                     fmt("%g", threshold * 100.0));
+                     detail::format_number("%g", threshold * 100.0));
   }
   if (!(alpha > 0.0 && alpha < 1.0)) {
-    throw InputError("--alpha must be in (0, 1), got " + fmt("%g", alpha));
+    throw InputError("--alpha must be in (0, 1), got " + detail::format_number("%g", alpha));
   }
   if (!(power > 0.0 && power < 1.0)) {
-    throw InputError("--power must be in (0, 1), got " + fmt("%g", power));
+    throw InputError("--power must be in (0, 1), got " + detail::format_number("%g", power));
   }
   if (run_noise && !(*run_noise >= 0.0 && *run_noise < 1.0)) {
     throw InputError("--run-noise must be a percentage in [0, 100), got " +
-                     fmt("%g", *run_noise * 100.0));
+                     detail::format_number("%g", *run_noise * 100.0));
   }
   if (!(bootstrap.confidence > 0.0 && bootstrap.confidence < 1.0)) {
     throw InputError("--confidence must be a percentage in (0, 100), got " +
-                     fmt("%g", bootstrap.confidence * 100.0));
+                     detail::format_number("%g", bootstrap.confidence * 100.0));
   }
   if (bootstrap.resamples < 1) {
     throw InputError("--resamples must be >= 1, got " + std::to_string(bootstrap.resamples));
