@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -96,4 +97,32 @@ TEST_CASE("process: a pair is remembered by a crash of either side") {
   CHECK(detail::pair_code(kExitInternal, kExitRunFailed) == kExitInternal);
   CHECK(detail::pair_code(kExitRunFailed, 0) == kExitRunFailed);
   CHECK(detail::pair_code(0, kExitBadInput) == kExitBadInput);
+}
+
+TEST_CASE("process: run_capturing returns the child's stdout and status; spawn_logged its log") {
+  const detail::Captured c = detail::run_capturing({"/bin/sh", "-c", "printf 'a\\nb'; exit 3"});
+  CHECK(c.out == "a\nb");
+  REQUIRE(WIFEXITED(c.status));
+  CHECK(WEXITSTATUS(c.status) == 3);
+
+  detail::TempDir dir("recompdiag_process_test_");
+  const std::string log = dir.path() + "/child.log";
+  const pid_t pid = detail::spawn_logged({"/bin/sh", "-c", "echo out; echo err >&2"}, log);
+  const int status = detail::wait_process(pid);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  std::ifstream in(log);
+  std::stringstream text;
+  text << in.rdbuf();
+  CHECK(text.str() == "out\nerr\n");
+
+  // A program that is not there is the environment's error, naming it.
+  try {
+    detail::run_capturing({"/nonexistent/recompdiag-child"});
+    FAIL("no exception");
+  } catch (const IoError& e) {
+    CHECK(std::string(e.what()).find("cannot start /nonexistent/recompdiag-child") !=
+          std::string::npos);
+  }
+  CHECK(std::filesystem::exists(detail::own_executable()));
 }

@@ -8,9 +8,17 @@ bin=$1
 
 small="--batch-size 4 --seq-len 6 --hidden 8 --threads 1 --warmup 4"
 # shellcheck disable=SC2086
-"$bin" bench overhead $small --rounds 3 --block-steps 12 >"$tmp/out" 2>"$tmp/err" ||
-  fail "bench overhead: exit $?: $(cat "$tmp/err")"
+"$bin" bench overhead $small --rounds 3 --block-steps 12 --json "$tmp/overhead.json" \
+  >"$tmp/out" 2>"$tmp/err" || fail "bench overhead: exit $?: $(cat "$tmp/err")"
 cat "$tmp/out"
+# The same figures as JSON, in the shape every bench writes: which bench first, then each arm.
+for key in '"bench": "overhead"' '"tool_version"' '"arms"' '"vs_off"' '"rounds_to_settle"' \
+  '"default_monitor_vs_profiler"' '"comm_probe"'; do
+  grep -q "$key" "$tmp/overhead.json" || fail "no $key in the --json file"
+done
+[ "$(grep -c '"name": ' "$tmp/overhead.json")" -eq \
+  "$(grep -Ec '^(monitor off|all CPU probes|probes|LibTorch profiler \(CPU\))[ ,]' "$tmp/out")" ] ||
+  fail "the --json file and the table have different arms"
 for arm in 'monitor off' 'all CPU probes' 'probes, inputs 1/10, counted' \
   'probes, dispatcher 1/10 (default)' 'LibTorch profiler (CPU)'; do
   grep -q "^$arm  " "$tmp/out" || fail "no row for '$arm'"

@@ -8,6 +8,7 @@
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/trainer/ab_experiment.h"
+#include "recompdiag/trainer/bench_json.h"
 #include "recompdiag/trainer/faults.h"
 
 namespace recompdiag::trainer {
@@ -301,12 +302,13 @@ nlohmann::ordered_json diagnose_bench_json(const DiagnoseBenchResult& r) {
   }
   nlohmann::ordered_json rates = nlohmann::ordered_json::object();
   for (const auto& [rule, rate] : r.alerts_per_1000_steps) rates[rule] = rate;
-  return {{"faults", faults},
-          {"healthy",
-           {{"pairs", r.healthy_pairs},
-            {"regression_verdicts", r.regression_verdicts},
-            {"steps", r.healthy_steps},
-            {"alerts_per_1000_steps", rates}}}};
+  nlohmann::ordered_json out = bench_json_head("diagnose");
+  out["faults"] = faults;
+  out["healthy"] = {{"pairs", r.healthy_pairs},
+                    {"regression_verdicts", r.regression_verdicts},
+                    {"steps", r.healthy_steps},
+                    {"alerts_per_1000_steps", rates}};
+  return out;
 }
 
 }  // namespace recompdiag::trainer

@@ -9,6 +9,7 @@
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/trainer/ab_experiment.h"
+#include "recompdiag/trainer/bench_json.h"
 #include "recompdiag/trainer/noise_bench.h"
 
 namespace recompdiag::trainer {
@@ -159,10 +160,11 @@ nlohmann::json GateBenchResult::to_json(bool step_level_figures) const {
     false_rate["turns"] = r.false_verdict_turns;
     inconclusive["turns"] = r.inconclusive_turns;
   }
-  nlohmann::json out = {{"false_verdict_rate", false_rate},
-                        {"inconclusive_rate", inconclusive},
-                        {"detection_rate", detection},
-                        {"pairs", pairs}};
+  nlohmann::json out = bench_json_head("gate");
+  out.update({{"false_verdict_rate", false_rate},
+              {"inconclusive_rate", inconclusive},
+              {"detection_rate", detection},
+              {"pairs", pairs}});
   if (!step_level_figures) {
     out["run_spread"] = run_spread;
     if (profile) out["noise_profile"] = noise.to_json();

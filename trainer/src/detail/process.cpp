@@ -1,6 +1,7 @@
 #include "detail/process.h"
 
 #include <fcntl.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,7 +15,35 @@
 
 #include "recompdiag/core/error.h"
 
+extern char** environ;
+
 namespace recompdiag::trainer::detail {
+
+namespace {
+
+// posix_spawn's argv: pointers into `argv`, null-terminated.
+std::vector<char*> c_argv(std::vector<std::string>& argv) {
+  std::vector<char*> out;
+  for (std::string& a : argv) out.push_back(a.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+// Spawns `argv` with `actions` applied in the child; throws IoError naming the program.
+pid_t spawn(std::vector<std::string> argv, posix_spawn_file_actions_t& actions) {
+  std::fflush(nullptr);
+  std::vector<char*> cargv = c_argv(argv);
+  pid_t pid = 0;
+  const int rc = ::posix_spawn(&pid, cargv[0], &actions, nullptr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    errno = rc;
+    throw_os_error("cannot start " + argv[0]);
+  }
+  return pid;
+}
+
+}  // namespace
 
 void throw_os_error(const std::string& what) { throw IoError(what + ": " + std::strerror(errno)); }
 
@@ -83,6 +112,45 @@ std::vector<std::string> own_command_line() {
     start = end + 1;
   }
   return argv;
+}
+
+std::string own_executable() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) {
+    errno = ec.value();
+    throw_os_error("cannot find this executable (/proc/self/exe)");
+  }
+  return exe.string();
+}
+
+pid_t spawn_logged(const std::vector<std::string>& argv, const std::string& log) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  return spawn(argv, actions);
+}
+
+Captured run_capturing(const std::vector<std::string>& argv) {
+  Pipe out = Pipe::make("the output of " + argv.at(0));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out.write.get(), 1);  // dup2 clears CLOEXEC
+  const pid_t pid = spawn(argv, actions);
+  out.write.reset();
+  Captured c;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(out.read.get(), buf, sizeof buf);
+    if (n > 0) {
+      c.out.append(buf, static_cast<size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      break;
+    }
+  }
+  c.status = wait_process(pid);
+  return c;
 }
 
 }  // namespace recompdiag::trainer::detail

@@ -75,4 +75,22 @@ class TempDir {
 /// This process's arguments, from /proc/self/cmdline (empty when it cannot be read).
 std::vector<std::string> own_command_line();
 
+/// This executable's path (/proc/self/exe). Throws IoError when it cannot be read.
+std::string own_executable();
+
+/// Starts `argv` (argv[0] a path; no shell) with its stdout and stderr in the file `log`
+/// (created or truncated) and returns its pid for wait_process(). Throws IoError when it cannot
+/// start.
+pid_t spawn_logged(const std::vector<std::string>& argv, const std::string& log);
+
+/// What run_capturing() got from a child.
+struct Captured {
+  std::string out;  ///< Everything it wrote to stdout.
+  int status = 0;   ///< waitpid's status.
+};
+
+/// Runs `argv` (argv[0] a path; no shell) to its end, its stdout captured and its stderr this
+/// process's. Throws IoError when it cannot start.
+Captured run_capturing(const std::vector<std::string>& argv);
+
 }  // namespace recompdiag::trainer::detail

@@ -88,8 +88,9 @@ struct DiagnoseBenchResult {
 /// Runs the bench. Validates first; forks the runs (see ab_experiment.h). Not thread-safe.
 DiagnoseBenchResult run_diagnose_bench(const DiagnoseBenchOptions& options);
 
-/// The result as JSON: {"faults":[{"name","correct","expected","top_cause","alerts","time_ratio",
-/// "convergence",...}],"healthy":{"pairs","regression_verdicts","alerts_per_1000_steps"}}.
+/// The result as JSON: bench_json_head("diagnose"), then {"faults":[{"name","correct",
+/// "expected","top_cause","alerts","time_ratio","convergence",...}],"healthy":{"pairs",
+/// "regression_verdicts","alerts_per_1000_steps"}}.
 nlohmann::ordered_json diagnose_bench_json(const DiagnoseBenchResult& result);
 
 }  // namespace recompdiag::trainer
