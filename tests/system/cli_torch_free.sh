@@ -27,7 +27,7 @@ grep -q "total read + compare + render" "$tmp/out" || fail "bench compare printe
 [ "$(grep -Ec '^ +(2000|3000) +[0-9.]+ +[0-9.]+ ' "$tmp/out")" -eq 2 ] ||
   fail "bench compare --sweep printed: $(cat "$tmp/out")"
 "$alone" bench compare --steps 2000 --json - >"$tmp/out" 2>&1 || fail "bench compare --json -: $(cat "$tmp/out")"
-grep -q '^{"bench":"compare","tool_version":"[^"]*","steps":2000,' "$tmp/out" ||
+grep -q '^{"bench":"compare","tool_version":"[^"]*",.*"steps":2000,' "$tmp/out" ||
   fail "bench compare --json - printed: $(cat "$tmp/out")"
 
 "$alone" train --steps 3 >"$tmp/out" 2>"$tmp/err"

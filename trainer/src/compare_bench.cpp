@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <future>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -21,6 +22,29 @@
 #include "recompdiag/core/synthetic_run.h"
 #include "recompdiag/reports/renderer.h"
 #include "recompdiag/trainer/bench_json.h"
+
+// std::optional as a JSON value or null (nlohmann 3.11 has no serializer of its own for it).
+NLOHMANN_JSON_NAMESPACE_BEGIN
+template <typename T>
+struct adl_serializer<std::optional<T>> {
+  template <typename BasicJsonType>
+  static void to_json(BasicJsonType& j, const std::optional<T>& v) {
+    if (v) {
+      j = *v;
+    } else {
+      j = nullptr;
+    }
+  }
+  template <typename BasicJsonType>
+  static void from_json(const BasicJsonType& j, std::optional<T>& v) {
+    if (j.is_null()) {
+      v.reset();
+    } else {
+      v = j.template get<T>();
+    }
+  }
+};
+NLOHMANN_JSON_NAMESPACE_END
 
 namespace recompdiag::trainer {
 
@@ -56,27 +80,15 @@ void check_steps(int64_t steps, const char* flag) {
 
 void CompareBenchOptions::validate() const { check_steps(steps, "--steps"); }
 
+// The result's fields, listed once for both directions.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CompareBenchResult, steps, dir, file_mb, generate_s, read_s,
+                                   compare_s, render_s, render_bytes, total_s, cpu_s, cores,
+                                   load_before, rss_before_mib, read_peak_mib, peak_mib,
+                                   bytes_per_step, column_bytes_per_step, verdict)
+
 nlohmann::ordered_json CompareBenchResult::to_json() const {
   nlohmann::ordered_json j = bench_json_head("compare");
-  j["steps"] = steps;
-  j["dir"] = dir;
-  j["file_mb"] = file_mb;
-  j["generate_s"] = generate_s;
-  j["read_s"] = read_s;
-  j["compare_s"] = compare_s;
-  j["render_s"] = {{"md", render_s[0]}, {"html", render_s[1]}, {"json", render_s[2]}};
-  j["render_bytes"] = {
-      {"md", render_bytes[0]}, {"html", render_bytes[1]}, {"json", render_bytes[2]}};
-  j["total_s"] = total_s;
-  j["cpu_s"] = cpu_s;
-  j["cores"] = cores;
-  j["load_before"] = load_before ? nlohmann::ordered_json(*load_before) : nullptr;
-  j["rss_before_mib"] = rss_before_mib;
-  j["read_peak_mib"] = read_peak_mib;
-  j["peak_mib"] = peak_mib;
-  j["bytes_per_step"] = bytes_per_step;
-  j["column_bytes_per_step"] = column_bytes_per_step;
-  j["verdict"] = verdict;
+  j.update(nlohmann::ordered_json(nlohmann::json(*this)));  // the fields in name order
   j["targets"] = {{"seconds", kTargetSeconds},
                   {"seconds_met", time_target_met()},
                   {"bytes_per_step", kTargetBytesPerStep},
@@ -86,29 +98,7 @@ nlohmann::ordered_json CompareBenchResult::to_json() const {
 
 CompareBenchResult CompareBenchResult::from_json(const nlohmann::json& j) {
   try {
-    CompareBenchResult r;
-    r.steps = j.at("steps").get<int64_t>();
-    r.dir = j.at("dir").get<std::string>();
-    r.file_mb = j.at("file_mb").get<double>();
-    r.generate_s = j.at("generate_s").get<double>();
-    r.read_s = j.at("read_s").get<double>();
-    r.compare_s = j.at("compare_s").get<double>();
-    const char* formats[] = {"md", "html", "json"};
-    for (int i = 0; i < 3; ++i) {
-      r.render_s[i] = j.at("render_s").at(formats[i]).get<double>();
-      r.render_bytes[i] = j.at("render_bytes").at(formats[i]).get<int64_t>();
-    }
-    r.total_s = j.at("total_s").get<double>();
-    r.cpu_s = j.at("cpu_s").get<double>();
-    r.cores = j.at("cores").get<int>();
-    if (!j.at("load_before").is_null()) r.load_before = j.at("load_before").get<double>();
-    r.rss_before_mib = j.at("rss_before_mib").get<double>();
-    r.read_peak_mib = j.at("read_peak_mib").get<double>();
-    r.peak_mib = j.at("peak_mib").get<double>();
-    r.bytes_per_step = j.at("bytes_per_step").get<double>();
-    r.column_bytes_per_step = j.at("column_bytes_per_step").get<double>();
-    r.verdict = j.at("verdict").get<std::string>();
-    return r;
+    return j.get<CompareBenchResult>();
   } catch (const nlohmann::json::exception& e) {
     throw InputError(std::string("not a bench compare result: ") + e.what());
   }

@@ -56,7 +56,8 @@ struct CompareBenchResult {
   bool time_target_met() const { return total_s < kTargetSeconds; }
   bool memory_target_met() const { return bytes_per_step <= kTargetBytesPerStep; }
 
-  /// bench_json_head("compare") and every field above, the targets' outcomes included.
+  /// bench_json_head("compare") and every field above under its own name (render_s and
+  /// render_bytes as [md, html, json], load_before null when unknown), then "targets".
   nlohmann::ordered_json to_json() const;
   /// The inverse of to_json() (a --sweep round's child prints it). Throws InputError when a key
   /// is missing.
