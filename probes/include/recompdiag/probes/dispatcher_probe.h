@@ -75,9 +75,9 @@ class DispatcherProbe {
   DispatcherOptions options_;
   Availability availability_;
   std::unique_ptr<detail::DispatchState> state_;
-  uint64_t inspect_handle_ = 0;  // the callback that reads op inputs (sampled steps)
-  uint64_t count_handle_ = 0;    // the one that counts by name alone (count_unsampled)
-  uint64_t enabled_ = 0;         // the one enabled for the current step, or 0
+  // The callback registered for the current step (the inspecting one on sampled steps, the
+  // counting one on the others with count_unsampled), or 0: none is registered between steps.
+  uint64_t registered_ = 0;
   bool in_step_ = false;
   bool sampled_ = false;
 };
