@@ -13,6 +13,9 @@
 #   RECOMPDIAG_TORCH_GLOG        ON when LibTorch's c10 logs through glog (link glog, quiet it)
 #   RECOMPDIAG_HAVE_GLOO         ON when c10d's ProcessGroupGloo compiles here
 #   RECOMPDIAG_WHY_NO_GLOO       why not
+#   RECOMPDIAG_HAVE_NCCL         ON when c10d's ProcessGroupNCCL compiles here (a CUDA LibTorch)
+#   RECOMPDIAG_WHY_NO_NCCL       why not
+#   RECOMPDIAG_NCCL_INCLUDE_FLAGS  the folders its file needs (nccl.h, the CUDA runtime's headers)
 include(CheckCXXSourceCompiles)
 include(CMakePushCheckState)
 
@@ -122,7 +125,45 @@ if(RECOMPDIAG_GLOO_INCLUDE_DIR)
     int main() { return 0; }"
     RECOMPDIAG_TORCH_GLOO_HEADERS)
 endif()
+
+# c10d's NCCL process group, for ranks that train on CUDA: in a CUDA LibTorch built with it (a
+# wheel's torch_cuda carries it, and its headers need USE_C10D_NCCL), with nccl.h (the wheel's
+# nvidia-nccl package, or the CUDA toolkit's). Compiled, never linked, as the checks above.
+set(RECOMPDIAG_NCCL_INCLUDE_FLAGS "")
+if(RECOMPDIAG_HAVE_CUDA_ALLOCATOR)
+  find_path(RECOMPDIAG_NCCL_INCLUDE_DIR nccl.h
+    HINTS ${TORCH_INSTALL_PREFIX}/../nvidia/nccl/include ${RECOMPDIAG_CUDA_ROOT}/include
+          ${CUDA_INCLUDE_DIRS} ${CUDAToolkit_INCLUDE_DIRS})
+  if(RECOMPDIAG_NCCL_INCLUDE_DIR)
+    set(RECOMPDIAG_NCCL_INCLUDE_FLAGS
+        ${RECOMPDIAG_NCCL_INCLUDE_DIR} ${CUDA_INCLUDE_DIRS} ${CUDAToolkit_INCLUDE_DIRS})
+    list(APPEND CMAKE_REQUIRED_INCLUDES ${RECOMPDIAG_NCCL_INCLUDE_FLAGS})
+    list(APPEND CMAKE_REQUIRED_DEFINITIONS -DUSE_C10D_NCCL)
+    check_cxx_source_compiles("
+      #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+      c10::intrusive_ptr<c10d::ProcessGroupNCCL::Options> f() {
+        return c10d::ProcessGroupNCCL::Options::create();
+      }
+      int main() { return 0; }"
+      RECOMPDIAG_TORCH_NCCL_HEADERS)
+  endif()
+endif()
 cmake_pop_check_state()
+
+if(RECOMPDIAG_TORCH_NCCL_HEADERS)
+  set(RECOMPDIAG_HAVE_NCCL ON)
+  set(RECOMPDIAG_WHY_NO_NCCL "")
+elseif(NOT RECOMPDIAG_HAVE_CUDA_ALLOCATOR)
+  set(RECOMPDIAG_HAVE_NCCL OFF)
+  set(RECOMPDIAG_WHY_NO_NCCL "LibTorch ${RECOMPDIAG_TORCH_VERSION} is a CPU build")
+elseif(NOT RECOMPDIAG_NCCL_INCLUDE_DIR)
+  set(RECOMPDIAG_HAVE_NCCL OFF)
+  set(RECOMPDIAG_WHY_NO_NCCL "no nccl.h (the wheel's nvidia-nccl package, or the CUDA toolkit's)")
+else()
+  set(RECOMPDIAG_HAVE_NCCL OFF)
+  string(CONCAT RECOMPDIAG_WHY_NO_NCCL "c10d's ProcessGroupNCCL.hpp does not compile against "
+      "LibTorch ${RECOMPDIAG_TORCH_VERSION} (built without NCCL?)")
+endif()
 
 if(RECOMPDIAG_TORCH_GLOO_HEADERS)
   set(RECOMPDIAG_HAVE_GLOO ON)
@@ -139,7 +180,7 @@ endif()
 
 foreach(flag RECOMPDIAG_TORCH_HAS_CACHING_DEVICE_ALLOCATOR RECOMPDIAG_TORCH_HAS_EXECUTOR_IS_OPTIMIZED
              RECOMPDIAG_TORCH_HAS_NUM_PROFILED_RUNS RECOMPDIAG_TORCH_HAS_KINETO_PROFILER
-             RECOMPDIAG_TORCH_GLOG RECOMPDIAG_HAVE_GLOO)
+             RECOMPDIAG_TORCH_GLOG RECOMPDIAG_HAVE_GLOO RECOMPDIAG_HAVE_NCCL)
   if(${flag})
     set(${flag}_01 1)
   else()

@@ -196,6 +196,12 @@ TEST_CASE("bad world sizes, ranks and master addresses: exit 2 with one line") {
       {"", "--world-size 2 --fault recompile-one-rank=2", "the job has ranks 0-1"},
       {"", "--fault recompile-one-rank", "needs a data-parallel run"},
       {"", "--world-size 2 --fault recompile-one-rank=x", "takes a rank in [0, 1023]"},
+      {"", "--world-size 2 --dist-backend mpi", "--dist-backend must be gloo or nccl, got 'mpi'"},
+      {"RANK=0 WORLD_SIZE=2", "--dist-backend mpi", "--dist-backend must be gloo or nccl"},
+      // Here NCCL is either not built (a CPU LibTorch) or has no CUDA device to run on: the
+      // launcher says so once, before any rank starts; a launched rank says so before it joins.
+      {"", "--world-size 2 --dist-backend nccl", "--dist-backend nccl"},
+      {"RANK=0 WORLD_SIZE=2", "--dist-backend nccl", "--dist-backend nccl"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.env);

@@ -4,7 +4,9 @@
 
 #include <cmath>
 
+#include "recompdiag/core/error.h"
 #include "recompdiag/core/run_io.h"
+#include "recompdiag/trainer/distributed.h"
 #include "recompdiag/trainer/model.h"
 #include "recompdiag/trainer/plateau.h"
 #include "test_util.h"
@@ -300,4 +302,22 @@ TEST_CASE("progress goes to the sink: one report per epoch, its loss the mean of
   CHECK(progress.epochs[6].phase == 2);
   CHECK(progress.epochs[6].lr == doctest::Approx(0.001));
   CHECK(std::string(progress.epochs[8].mode) == "mutable");
+}
+
+TEST_CASE("the c10d backend: gloo anywhere, nccl only where this build has it and on CUDA") {
+  DistributedOptions o;
+  o.world_size = 2;
+  CHECK_NOTHROW(o.validate());
+  CHECK_NOTHROW(check_backend(o, "cpu"));
+  o.backend = "mpi";
+  CHECK_THROWS_WITH_AS(o.validate(), "--dist-backend must be gloo or nccl, got 'mpi'", InputError);
+  o.backend = "nccl";
+  CHECK_NOTHROW(o.validate());
+  // On the host NCCL never runs: the message says why (this build's reason first).
+  const std::string why = nccl_available()
+                              ? "--dist-backend nccl needs the ranks on CUDA (--device cuda), not cpu"
+                              : "--dist-backend nccl: unavailable: " + why_no_nccl();
+  CHECK_THROWS_WITH_AS(check_backend(o, "cpu"), why.c_str(), InputError);
+  CHECK(why_no_nccl().empty() == nccl_available());
+  if (nccl_available()) CHECK_NOTHROW(check_backend(o, "cuda:0"));
 }

@@ -1,5 +1,6 @@
-// The one translation unit that includes c10d: rendezvous, the Gloo process group and the gradient
-// all-reduce. Compiled with USE_C10D_GLOO (see trainer/CMakeLists.txt).
+// The one translation unit that includes c10d: rendezvous, the Gloo (or NCCL) process group and
+// the gradient all-reduce. Compiled with USE_C10D_GLOO, and USE_C10D_NCCL where this LibTorch has
+// NCCL (see trainer/CMakeLists.txt).
 
 #include "detail/data_parallel_group.h"
 
@@ -15,6 +16,17 @@
 
 #include "detail/torch_compat.h"
 #include "recompdiag/core/error.h"
+#include "recompdiag/torch_features.h"
+#if RECOMPDIAG_HAVE_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+namespace recompdiag::trainer {
+
+bool nccl_available() { return RECOMPDIAG_HAVE_NCCL != 0; }
+std::string why_no_nccl() { return RECOMPDIAG_WHY_NO_NCCL; }
+
+}  // namespace recompdiag::trainer
 
 namespace recompdiag::trainer::detail {
 
@@ -55,7 +67,10 @@ struct DataParallelGroup::Impl {
   std::string where;  // "rank 1 of 4"
   std::string job_id;
   c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;  // the group: Gloo's, or
+#if RECOMPDIAG_HAVE_NCCL
+  c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl;  // NCCL's (--dist-backend nccl)
+#endif
   /// This rank's rows over the mean rows per rank (shard()): 1 when the batch divides evenly.
   double shard_weight = 1.0;
 
@@ -135,12 +150,29 @@ struct DataParallelGroup::Impl {
   }
 
   void make_group() {
+#if RECOMPDIAG_HAVE_NCCL
+    if (options.backend == "nccl") {
+      auto opts = c10d::ProcessGroupNCCL::Options::create();
+      opts->timeout = to_ms(options.collective_timeout_s);
+      try {
+        nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, options.rank, options.world_size,
+                                                           opts);
+      } catch (const std::exception& e) {
+        throw error("cannot connect the NCCL group: " + first_line(e));
+      }
+      return;
+    }
+#endif
+    make_gloo_group();
+  }
+
+  void make_gloo_group() {
     const DistributedOptions& o = options;
-    auto gloo = c10d::ProcessGroupGloo::Options::create(to_ms(o.collective_timeout_s));
+    auto gloo_options = c10d::ProcessGroupGloo::Options::create(to_ms(o.collective_timeout_s));
     // Local jobs talk over loopback; a job across machines binds to the interface the launcher
     // named (GLOO_SOCKET_IFNAME), else to the address this host's name resolves to.
     try {
-      gloo->devices.push_back(
+      gloo_options->devices.push_back(
           !o.socket_ifname.empty()
               ? c10d::ProcessGroupGloo::createDeviceForInterface(o.socket_ifname)
           : o.loopback() ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
@@ -150,18 +182,45 @@ struct DataParallelGroup::Impl {
                   (o.socket_ifname.empty() ? std::string() : " on " + o.socket_ifname) + ": " +
                   first_line(e));
     }
-    gloo->threads = 1;  // one collective at a time; the cores belong to training
+    gloo_options->threads = 1;  // one collective at a time; the cores belong to training
     try {
-      group = c10::make_intrusive<c10d::ProcessGroupGloo>(store, o.rank, o.world_size, gloo);
+      gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(store, o.rank, o.world_size, gloo_options);
     } catch (const std::exception& e) {
       throw error("cannot connect the Gloo group: " + first_line(e));
     }
   }
+
+  // The collectives, on the group the job runs.
+  void allreduce(std::vector<at::Tensor>& buffer) {
+#if RECOMPDIAG_HAVE_NCCL
+    if (nccl) {
+      nccl->allreduce(buffer)->wait();
+      return;
+    }
+#endif
+    gloo->allreduce(buffer)->wait();
+  }
+  void barrier() {
+#if RECOMPDIAG_HAVE_NCCL
+    if (nccl) {
+      nccl->barrier()->wait();
+      return;
+    }
+#endif
+    gloo->barrier()->wait();
+  }
+  std::string backend() const {
+#if RECOMPDIAG_HAVE_NCCL
+    if (nccl) return nccl->getBackendName();
+#endif
+    return gloo->getBackendName();
+  }
 };
 
-DataParallelGroup::DataParallelGroup(const DistributedOptions& options)
+DataParallelGroup::DataParallelGroup(const DistributedOptions& options, const c10::Device& device)
     : impl_(std::make_unique<Impl>()) {
   options.validate();
+  check_backend(options, device.str());
   Impl& m = *impl_;
   m.options = options;
   m.where = "rank " + std::to_string(options.rank) + " of " + std::to_string(options.world_size);
@@ -179,13 +238,13 @@ DataParallelGroup::~DataParallelGroup() = default;
 int DataParallelGroup::rank() const { return impl_->options.rank; }
 int DataParallelGroup::world_size() const { return impl_->options.world_size; }
 const std::string& DataParallelGroup::job_id() const { return impl_->job_id; }
-std::string DataParallelGroup::backend() const { return impl_->group->getBackendName(); }
+std::string DataParallelGroup::backend() const { return impl_->backend(); }
 double DataParallelGroup::shard_weight() const { return impl_->shard_weight; }
 
 void DataParallelGroup::barrier(int64_t step) {
   Impl& m = *impl_;
   try {
-    m.group->barrier()->wait();
+    m.barrier();
   } catch (const std::exception& e) {
     throw m.error("barrier after step " + std::to_string(step) + " failed (a peer rank died or " +
                   "stalled beyond the collective timeout of " +
@@ -208,7 +267,7 @@ CollectiveCost DataParallelGroup::average(const std::vector<at::Tensor>& tensors
   if (weight != 1.0) buffer[0].mul_(weight);
   const auto t0 = Clock::now();
   try {
-    m.group->allreduce(buffer)->wait();
+    m.allreduce(buffer);
   } catch (const std::exception& e) {
     throw m.error("all-reduce of step " + std::to_string(step) + " failed (a peer rank died or " +
                   "stalled beyond the collective timeout of " +

@@ -8,11 +8,20 @@
 #include "recompdiag/core/error.h"
 #include "recompdiag/torch_features.h"
 
+namespace recompdiag::trainer {
+
+bool nccl_available() { return false; }
+std::string why_no_nccl() {
+  return std::string("no c10d process group in this build: ") + RECOMPDIAG_WHY_NO_GLOO;
+}
+
+}  // namespace recompdiag::trainer
+
 namespace recompdiag::trainer::detail {
 
 struct DataParallelGroup::Impl {};
 
-DataParallelGroup::DataParallelGroup(const DistributedOptions& options) {
+DataParallelGroup::DataParallelGroup(const DistributedOptions& options, const c10::Device&) {
   options.validate();
   throw JobError("data-parallel training unavailable in this build: " +
                  std::string(RECOMPDIAG_WHY_NO_GLOO));

@@ -61,6 +61,17 @@ void DistributedOptions::validate() const {
   }
   check_timeout(rendezvous_timeout_s, "--rendezvous-timeout");
   check_timeout(collective_timeout_s, "--collective-timeout");
+  if (backend != "gloo" && backend != "nccl") {
+    throw InputError("--dist-backend must be gloo or nccl, got '" + backend + "'");
+  }
+}
+
+void check_backend(const DistributedOptions& options, const std::string& device) {
+  if (options.backend != "nccl") return;
+  if (!nccl_available()) throw InputError("--dist-backend nccl: unavailable: " + why_no_nccl());
+  if (device.rfind("cuda", 0) != 0) {
+    throw InputError("--dist-backend nccl needs the ranks on CUDA (--device cuda), not " + device);
+  }
 }
 
 bool DistributedOptions::loopback() const {

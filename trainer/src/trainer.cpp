@@ -128,7 +128,9 @@ TwoPhaseTrainer::TwoPhaseTrainer(TrainConfig config) : impl_(std::make_unique<Im
   }
   if (c.threads > 0) torch::set_num_threads(c.threads);
   // Joins the job before anything is built: a rank that never comes fails every other rank here.
-  if (c.distributed) m.group = std::make_unique<trainer::detail::DataParallelGroup>(*c.distributed);
+  if (c.distributed) {
+    m.group = std::make_unique<trainer::detail::DataParallelGroup>(*c.distributed, m.device);
+  }
 
   torch::manual_seed(c.seed);
   if (m.device.is_cuda()) torch::cuda::manual_seed_all(c.seed);

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "recompdiag/core/error.h"
+#include "recompdiag/trainer/trainer.h"
 
 namespace recompdiag::trainer::cli {
 
@@ -77,6 +78,10 @@ void add_train_flags(CLI::App& cmd, TrainFlags& f) {
   cmd.add_option("--collective-timeout", f.collective_timeout_s,
                  "Seconds a rank waits in one all-reduce (a peer died or stalled) before it fails")
       ->capture_default_str();
+  cmd.add_option("--dist-backend", f.dist_backend,
+                 "c10d backend of a data-parallel run: gloo (host or CUDA tensors) or nccl (CUDA, "
+                 "one GPU per rank, a LibTorch with NCCL)")
+      ->capture_default_str();
 }
 
 bool launches_local_job(const TrainFlags& flags) {
@@ -121,6 +126,9 @@ TrainConfig to_config(const TrainFlags& f) {
     }
     c.distributed->rendezvous_timeout_s = f.rendezvous_timeout_s;
     c.distributed->collective_timeout_s = f.collective_timeout_s;
+    c.distributed->backend = f.dist_backend;
+    c.distributed->validate();
+    check_backend(*c.distributed, resolve_device(c.device));
   } else if (f.world_size) {
     // The launcher's own check: the ranks it starts see the same flags with an environment.
     if (*f.world_size < 1 || *f.world_size > trainer::kMaxLocalWorldSize) {
@@ -132,7 +140,9 @@ TrainConfig to_config(const TrainFlags& f) {
     job.world_size = *f.world_size;
     job.rendezvous_timeout_s = f.rendezvous_timeout_s;
     job.collective_timeout_s = f.collective_timeout_s;
+    job.backend = f.dist_backend;
     job.validate();
+    check_backend(job, resolve_device(c.device));  // once here, not once per rank
     check_batch_shards(c.batch_size, job.world_size);
     check_fault_rank(c.faults, job.world_size);
   } else if (c.faults.has(FaultKind::kRecompileOneRank)) {

@@ -23,6 +23,7 @@ struct TrainFlags {
   std::optional<int> world_size;
   double rendezvous_timeout_s = 60.0;
   double collective_timeout_s = 60.0;
+  std::string dist_backend = "gloo";
 };
 
 /// Declares the model, data and schedule flags on `cmd`.

@@ -1,6 +1,6 @@
 #pragma once
-// The one seam to c10d: rendezvous over a TCPStore, a ProcessGroupGloo, the data shard of a rank
-// and the gradient all-reduce. Only data_parallel_group.cpp includes c10d's headers (slow to
+// The one seam to c10d: rendezvous over a TCPStore, a ProcessGroupGloo (or ProcessGroupNCCL for
+// ranks on CUDA), the data shard of a rank and the gradient all-reduce. Only data_parallel_group.cpp includes c10d's headers (slow to
 // compile); this header is included by torch translation units only (it names model.h's types).
 
 #include <cstdint>
@@ -26,10 +26,11 @@ struct CollectiveCost {
 class DataParallelGroup {
  public:
   /// Joins the job: rank 0 serves the rendezvous store on `options.master_port`, every rank
-  /// connects, waits until all `world_size` ranks have joined, and builds the Gloo group. Throws
-  /// JobError naming the missing ranks' count when they do not all join within
-  /// `options.rendezvous_timeout_s`, or when the store cannot be served or reached.
-  explicit DataParallelGroup(const DistributedOptions& options);
+  /// connects, waits until all `world_size` ranks have joined, and builds the group of
+  /// `options.backend` (Gloo, or NCCL on `device`, which must then be CUDA). Throws InputError as
+  /// check_backend() does, and JobError naming the missing ranks' count when they do not all join
+  /// within `options.rendezvous_timeout_s`, or when the store cannot be served or reached.
+  DataParallelGroup(const DistributedOptions& options, const c10::Device& device);
   ~DataParallelGroup();
   DataParallelGroup(const DataParallelGroup&) = delete;
   DataParallelGroup& operator=(const DataParallelGroup&) = delete;
@@ -40,7 +41,7 @@ class DataParallelGroup {
   int world_size() const;
   /// The job's id, drawn by rank 0 and shared through the store: the same on every rank.
   const std::string& job_id() const;
-  /// The backend's name ("gloo").
+  /// The backend's name ("gloo", "nccl").
   std::string backend() const;
 
   /// Replaces every tensor by its mean over the ranks, each rank's tensors multiplied by its
@@ -58,7 +59,7 @@ class DataParallelGroup {
   /// its mean loss and gradient in average_step(), so uneven shards average to the whole batch's.
   double shard_weight() const;
 
-  /// Waits until every rank has called it (a Gloo barrier). `step` names the last step in errors.
+  /// Waits until every rank has called it (the backend's barrier). `step` names the last step in errors.
   /// Throws JobError as average() does.
   void barrier(int64_t step);
 

@@ -39,12 +39,24 @@ struct DistributedOptions {
   /// The network interface Gloo binds to ("eth1"), as PyTorch's GLOO_SOCKET_IFNAME names it.
   /// Empty: loopback for a loopback master, else the address this host's name resolves to.
   std::string socket_ifname;
+  /// c10d's backend (--dist-backend): "gloo" (host or CUDA tensors, the default) or "nccl" (CUDA
+  /// tensors, one GPU per rank; a LibTorch with c10d's ProcessGroupNCCL: nccl_available()).
+  std::string backend = "gloo";
 
   /// Throws InputError with one sentence for the first invalid value.
   void validate() const;
   /// True when the master address is this machine's loopback (the local launcher's case).
   bool loopback() const;
 };
+
+/// Whether this build has c10d's NCCL process group (a CUDA LibTorch built with it, nccl.h found
+/// at configure time), and why not when not.
+bool nccl_available();
+std::string why_no_nccl();
+
+/// Throws InputError unless `options.backend` can run on `device` (what --device resolved to:
+/// "cpu", "cuda:0"): nccl needs this build's NCCL group and a CUDA device.
+void check_backend(const DistributedOptions& options, const std::string& device);
 
 /// The launcher's variable that names a FileStore for the rendezvous (DistributedOptions::
 /// store_file); local jobs set it, torchrun does not.
