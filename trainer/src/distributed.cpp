@@ -66,14 +66,6 @@ void DistributedOptions::validate() const {
   }
 }
 
-void check_backend(const DistributedOptions& options, const std::string& device) {
-  if (options.backend != "nccl") return;
-  if (!nccl_available()) throw InputError("--dist-backend nccl: unavailable: " + why_no_nccl());
-  if (device.rfind("cuda", 0) != 0) {
-    throw InputError("--dist-backend nccl needs the ranks on CUDA (--device cuda), not " + device);
-  }
-}
-
 bool DistributedOptions::loopback() const {
   return master_addr == "localhost" || master_addr.rfind("127.", 0) == 0 || master_addr == "::1" ||
          master_addr == "[::1]";
