@@ -314,9 +314,9 @@ TEST_CASE("the c10d backend: gloo anywhere, nccl only where this build has it an
   o.backend = "nccl";
   CHECK_NOTHROW(o.validate());
   // On the host NCCL never runs: the message says why (this build's reason first).
-  const std::string why = nccl_available()
-                              ? "--dist-backend nccl needs the ranks on CUDA (--device cuda), not cpu"
-                              : "--dist-backend nccl: unavailable: " + why_no_nccl();
+  const std::string why =
+      nccl_available() ? "--dist-backend nccl needs the ranks on CUDA (--device cuda), not cpu"
+                       : "--dist-backend nccl: unavailable: " + why_no_nccl();
   CHECK_THROWS_WITH_AS(check_backend(o, "cpu"), why.c_str(), InputError);
   CHECK(why_no_nccl().empty() == nccl_available());
   if (nccl_available()) CHECK_NOTHROW(check_backend(o, "cuda:0"));

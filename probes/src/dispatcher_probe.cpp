@@ -97,7 +97,7 @@ OpClass classify(const char* name) {
       return equals(op, "equal") ? OpClass::kSync : OpClass::kPlain;
     case 'u':
       return equals(op, "unique_consecutive") || equals(op, "unique_dim") ? OpClass::kSync
-                                                                          : OpClass::kPlain;
+                                                                           : OpClass::kPlain;
     default:
       return OpClass::kPlain;
   }

@@ -23,10 +23,12 @@ alone=$tmp/bin/recompdiag
 "$alone" bench compare --steps 2000 >"$tmp/out" 2>&1 || fail "bench compare: $(cat "$tmp/out")"
 grep -q "total read + compare + render" "$tmp/out" || fail "bench compare printed: $(cat "$tmp/out")"
 # Each round of a sweep in a fresh process, tabulated; --json - prints the result instead.
-"$alone" bench compare --sweep 2000,3000 >"$tmp/out" 2>&1 || fail "bench compare --sweep: $(cat "$tmp/out")"
+"$alone" bench compare --sweep 2000,3000 >"$tmp/out" 2>&1 ||
+  fail "bench compare --sweep: $(cat "$tmp/out")"
 [ "$(grep -Ec '^ +(2000|3000) +[0-9.]+ +[0-9.]+ ' "$tmp/out")" -eq 2 ] ||
   fail "bench compare --sweep printed: $(cat "$tmp/out")"
-"$alone" bench compare --steps 2000 --json - >"$tmp/out" 2>&1 || fail "bench compare --json -: $(cat "$tmp/out")"
+"$alone" bench compare --steps 2000 --json - >"$tmp/out" 2>&1 ||
+  fail "bench compare --json -: $(cat "$tmp/out")"
 grep -q '^{"bench":"compare","tool_version":"[^"]*",.*"steps":2000,' "$tmp/out" ||
   fail "bench compare --json - printed: $(cat "$tmp/out")"
 

@@ -182,8 +182,7 @@ std::vector<CompareBenchResult> run_compare_bench_sweep(
   std::vector<CompareBenchResult> rounds;
   for (int64_t n : steps) {
     std::vector<std::string> argv = self_command;
-    for (const char* a : {"--steps", "", "--json", "-"}) argv.emplace_back(a);
-    argv[argv.size() - 3] = std::to_string(n);
+    argv.insert(argv.end(), {"--steps", std::to_string(n), "--json", "-"});
     const detail::Captured child = detail::run_capturing(argv);
     if (!WIFEXITED(child.status) || WEXITSTATUS(child.status) != 0) {
       throw InputError("the round of " + std::to_string(n) + " steps failed");

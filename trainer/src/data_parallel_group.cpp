@@ -26,14 +26,6 @@ namespace recompdiag::trainer {
 bool nccl_available() { return RECOMPDIAG_HAVE_NCCL != 0; }
 std::string why_no_nccl() { return RECOMPDIAG_WHY_NO_NCCL; }
 
-void check_backend(const DistributedOptions& options, const std::string& device) {
-  if (options.backend != "nccl") return;
-  if (!nccl_available()) throw InputError("--dist-backend nccl: unavailable: " + why_no_nccl());
-  if (device.rfind("cuda", 0) != 0) {
-    throw InputError("--dist-backend nccl needs the ranks on CUDA (--device cuda), not " + device);
-  }
-}
-
 }  // namespace recompdiag::trainer
 
 namespace recompdiag::trainer::detail {

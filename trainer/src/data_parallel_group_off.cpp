@@ -15,14 +15,6 @@ std::string why_no_nccl() {
   return std::string("no c10d process group in this build: ") + RECOMPDIAG_WHY_NO_GLOO;
 }
 
-// No group of any backend: the Gloo one fails at the join with its reason; an NCCL one is
-// refused as unavailable before that.
-void check_backend(const DistributedOptions& options, const std::string& /*device*/) {
-  if (options.backend == "nccl") {
-    throw InputError("--dist-backend nccl: unavailable: " + why_no_nccl());
-  }
-}
-
 }  // namespace recompdiag::trainer
 
 namespace recompdiag::trainer::detail {

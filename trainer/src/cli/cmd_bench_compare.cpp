@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "detail/process.h"
-#include "recompdiag/reports/report_files.h"
 #include "recompdiag/trainer/compare_bench.h"
 
 namespace recompdiag::trainer::cli {
@@ -70,15 +70,6 @@ void print_sweep(const std::vector<CompareBenchResult>& rounds) {
   }
 }
 
-// The result as JSON to stdout ("-") or a file; several rounds as an array.
-void write_json(const std::string& where, const nlohmann::ordered_json& j) {
-  if (where == "-") {
-    std::cout << j.dump() << "\n";
-  } else {
-    reports::write_file_atomically(where, j.dump(2) + "\n");
-  }
-}
-
 }  // namespace
 
 void add_bench_compare_command(CLI::App& bench, CommandContext& ctx) {
@@ -95,8 +86,7 @@ void add_bench_compare_command(CLI::App& bench, CommandContext& ctx) {
                   "Run the bench once per value (steps per run, e.g. 100000,1000000,10000000), "
                   "each in a fresh process, and tabulate time and bytes per step")
       ->delimiter(',');
-  cmd->add_option("--json", state->json,
-                  "Write the result to FILE as JSON (- : to stdout, instead of the text)");
+  add_bench_json_flag(*cmd, state->json);
   cmd->callback([state, &ctx] {
     const BenchCompareCommand& s = *state;
     if (!s.sweep.empty()) {
@@ -108,11 +98,11 @@ void add_bench_compare_command(CLI::App& bench, CommandContext& ctx) {
         all.push_back(r.to_json());
       }
       if (s.json != "-") print_sweep(rounds);
-      if (!s.json.empty()) write_json(s.json, all);
+      if (!s.json.empty()) write_bench_json(s.json, all);
     } else {
       const CompareBenchResult r = run_compare_bench(s.options);
       if (s.json != "-") print(r);
-      if (!s.json.empty()) write_json(s.json, r.to_json());
+      if (!s.json.empty()) write_bench_json(s.json, r.to_json());
     }
     ctx.exit_code = 0;
   });

@@ -3,15 +3,14 @@
 // (recompdiag/trainer/overhead_bench.h); this file declares its flags and prints its result.
 
 #include <cstdio>
-#include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "cli/train_flags.h"
 #include "detail/process.h"
-#include "recompdiag/reports/report_files.h"
 #include "recompdiag/trainer/overhead_bench.h"
 #include "recompdiag/trainer/trainer.h"
 
@@ -110,14 +109,11 @@ void print(const InstructionBenchResult& r) {
               r.profile_dir.c_str());
 }
 
+// The text, or the JSON instead (--json -), or both (--json FILE).
 template <typename Result>
 void report(const Result& r, const std::string& json) {
   if (json != "-") print(r);
-  if (json == "-") {
-    std::cout << r.to_json().dump() << "\n";
-  } else if (!json.empty()) {
-    reports::write_file_atomically(json, r.to_json().dump(2) + "\n");
-  }
+  if (!json.empty()) write_bench_json(json, r.to_json());
 }
 
 // This process's command line for an instruction arm: `--instructions` (and its --json) left out.
@@ -172,8 +168,7 @@ void add_bench_overhead_command(CLI::App& bench, CommandContext& ctx) {
   cmd->add_option("--callgrind-arm", state->callgrind_arm,
                   "Internal: the arm a child of --instructions runs (off, full, counted, sampled, "
                   "profiler)");
-  cmd->add_option("--json", state->json,
-                  "Write the result to FILE as JSON (- : to stdout, instead of the text)");
+  add_bench_json_flag(*cmd, state->json);
   cmd->callback([state, &ctx] {
     BenchOverheadCommand& s = *state;
     s.options.config = to_config(s.flags);

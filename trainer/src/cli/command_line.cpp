@@ -5,6 +5,7 @@
 #include <string>
 
 #include "recompdiag/core/version.h"
+#include "recompdiag/reports/report_files.h"
 #include "recompdiag/trainer/exit_codes.h"
 
 namespace recompdiag::trainer::cli {
@@ -21,6 +22,19 @@ CLI::App* add_bench_group(CLI::App& app) {
   CLI::App* bench = app.add_subcommand("bench", "Benchmarks that print figures");
   bench->require_subcommand(1);
   return bench;
+}
+
+void add_bench_json_flag(CLI::App& bench, std::string& where) {
+  bench.add_option("--json", where,
+                   "Write the result to FILE as JSON (- : to stdout, instead of the text)");
+}
+
+void write_bench_json(const std::string& where, const nlohmann::ordered_json& result) {
+  if (where == "-") {
+    std::cout << result.dump() << "\n";
+  } else {
+    reports::write_file_atomically(where, result.dump(2) + "\n");
+  }
 }
 
 int run_command_line(CLI::App& app, CommandContext& ctx, int argc, char** argv) {

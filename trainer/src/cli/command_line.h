@@ -4,6 +4,8 @@
 // just these and links no LibTorch; recompdiag-trainer (main.cpp) adds the commands that train.
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
 
 #include "cli/commands.h"
 
@@ -14,6 +16,13 @@ void describe_app(CLI::App& app);
 
 /// Adds the `bench` group to `app` and returns it (owned by `app`); each benchmark adds itself.
 CLI::App* add_bench_group(CLI::App& app);
+
+/// A bench's `--json FILE` flag (`-`: the JSON to stdout instead of the text), into `where`.
+void add_bench_json_flag(CLI::App& bench, std::string& where);
+
+/// Writes a bench's result where its --json flag said: one line on stdout for "-", else FILE,
+/// indented and replaced atomically. Throws InputError when FILE cannot be written.
+void write_bench_json(const std::string& where, const nlohmann::ordered_json& result);
 
 /// Parses `argv` with `app` and runs the chosen subcommand. Returns the process's exit code: the
 /// command's own (ctx.exit_code), 0 for --help and --version, 2 with one "recompdiag: error:" line

@@ -1,7 +1,8 @@
 #pragma once
 // The one seam to c10d: rendezvous over a TCPStore, a ProcessGroupGloo (or ProcessGroupNCCL for
-// ranks on CUDA), the data shard of a rank and the gradient all-reduce. Only data_parallel_group.cpp includes c10d's headers (slow to
-// compile); this header is included by torch translation units only (it names model.h's types).
+// ranks on CUDA), the data shard of a rank and the gradient all-reduce. Only
+// data_parallel_group.cpp includes c10d's headers (slow to compile); this header is included by
+// torch translation units only (it names model.h's types).
 
 #include <cstdint>
 #include <memory>
@@ -59,8 +60,8 @@ class DataParallelGroup {
   /// its mean loss and gradient in average_step(), so uneven shards average to the whole batch's.
   double shard_weight() const;
 
-  /// Waits until every rank has called it (the backend's barrier). `step` names the last step in errors.
-  /// Throws JobError as average() does.
+  /// Waits until every rank has called it (the backend's barrier). `step` names the last step in
+  /// errors. Throws JobError as average() does.
   void barrier(int64_t step);
 
   /// After backward, before clipping: averages the parameters' gradients and the step's three

@@ -50,8 +50,9 @@ struct DistributedOptions {
 };
 
 /// Whether this build has c10d's NCCL process group (a CUDA LibTorch built with it, nccl.h found
-/// at configure time), and why not when not. These two and check_backend() live with the c10d
-/// group (data_parallel_group.cpp), not with the torch-free parsing above.
+/// at configure time), and why not when not. These two live with the c10d group
+/// (data_parallel_group*.cpp), check_backend() beside it (dist_backend.cpp): not with the
+/// torch-free parsing above, which the flags fuzzer links alone.
 bool nccl_available();
 std::string why_no_nccl();
 

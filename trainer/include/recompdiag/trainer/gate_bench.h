@@ -100,8 +100,8 @@ struct GateBenchResult {
   std::vector<double> measured_slowdown_turns;
   double seconds = 0.0;  ///< Wall time of the whole bench.
 
-  /// bench_json_head("gate"), then {"false_verdict_rate":{"1":x,"K":y,...},"detection_rate":{"5":{"1":..,"K":..,...},...},
-  /// "pairs":N} for the gate (`step_level` false) or the baseline; the gate adds the keys
+  /// bench_json_head("gate"), then {"false_verdict_rate":{"1":x,"K":y,...},
+  /// "detection_rate":{"5":{"1":..,"K":..,...},...},"pairs":N} for the gate (`step_level` false) or the baseline; the gate adds the keys
   /// "1+profile" and "turns" for the modes it measured, and "run_spread".
   nlohmann::json to_json(bool step_level = false) const;
 };
