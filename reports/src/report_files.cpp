@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "recompdiag/core/error.h"
@@ -29,32 +30,50 @@ void write_in_place(const std::string& path, const std::function<void(std::ostre
   if (!out) throw IoError("cannot write '" + path + "': write failed (disk full?)");
 }
 
-}  // namespace
-
-void write_file_atomically(const std::string& path,
-                           const std::function<void(std::ostream&)>& fill) {
+// Where a write of `path` goes: a link to a regular file stays a link and its target is
+// replaced; nullopt for a path that exists and is not a regular file (/dev/stdout, a pipe), which
+// is written in place. Throws InputError for a directory.
+std::optional<std::string> replace_target(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);  // follows links
   if (fs::is_directory(status)) throw InputError("cannot write '" + path + "': is a directory");
-  if (fs::exists(status) && !fs::is_regular_file(status)) return write_in_place(path, fill);
-  // A link to a regular file stays a link: its target is replaced.
-  std::string target = path;
+  if (fs::exists(status) && !fs::is_regular_file(status)) return std::nullopt;
   if (fs::is_symlink(fs::symlink_status(path, ec))) {
     const fs::path real = fs::canonical(path, ec);
-    if (!ec) target = real.string();
+    if (!ec) return real.string();
   }
-  // The temporary file lives next to the target so rename() stays within one filesystem.
+  return path;
+}
+
+// Creates an empty temporary file next to `target` (so that rename() stays within one
+// filesystem) and returns its name. No room for even an empty file is the environment (IoError);
+// a missing or read-only directory is the user's input (InputError).
+std::string make_temp_beside(const std::string& path, const std::string& target) {
   std::string tmp = target + ".tmp.XXXXXX";
   const int fd = ::mkstemp(tmp.data());
   if (fd < 0) {
-    // No room for even an empty file is the environment; a missing or read-only directory is
-    // the user's input.
     const std::string why = "cannot write '" + path + "': " + std::strerror(errno);
     if (errno == ENOSPC || errno == EDQUOT || errno == EFBIG) throw IoError(why);
     throw InputError(why);
   }
   ::close(fd);
+  return tmp;
+}
+
+}  // namespace
+
+void check_writable(const std::string& path) {
+  const std::optional<std::string> target = replace_target(path);
+  if (target) std::remove(make_temp_beside(path, *target).c_str());
+}
+
+void write_file_atomically(const std::string& path,
+                           const std::function<void(std::ostream&)>& fill) {
+  const std::optional<std::string> replaced = replace_target(path);
+  if (!replaced) return write_in_place(path, fill);
+  const std::string& target = *replaced;
+  const std::string tmp = make_temp_beside(path, target);
   try {
     {
       std::ofstream out(tmp, std::ios::binary | std::ios::trunc);

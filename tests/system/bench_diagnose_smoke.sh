@@ -29,3 +29,13 @@ for fault in recompile-storm host-sync deopt; do
     exit 1
   fi
 done
+# A --json path that cannot be written is one error line and exit 2 before any run starts.
+set +e
+"$bin" bench diagnose --seeds 1 --json /nonexistent-recompdiag/diagnose.json >"$dir/bad.out" 2>"$dir/bad.err"
+code=$?
+set -e
+[ "$code" -eq 2 ] || { echo "bench diagnose with an unwritable --json: exit $code, expected 2"; exit 1; }
+[ "$(wc -l <"$dir/bad.err")" -eq 1 ] && grep -q "^recompdiag: error: --json: cannot write" "$dir/bad.err" ||
+  { echo "bench diagnose with an unwritable --json: $(cat "$dir/bad.err")"; exit 1; }
+[ ! -s "$dir/bad.out" ] || { echo "bench diagnose ran despite its bad --json"; exit 1; }
+echo "bench_diagnose_smoke: an unwritable --json is refused before the run"

@@ -37,13 +37,16 @@ if grep -q 'includes 1.0' "$tmp/out"; then
     "$tmp/out" || fail "an interval that includes 1.0 without the rounds that would settle it"
 fi
 
-for bad in "--rounds 1" "--block-steps 2" "--block-steps 7" "--callgrind-arm nosuch"; do
+# An output path that cannot be written is refused before the bench runs, not after it.
+for bad in "--rounds 1" "--block-steps 2" "--block-steps 7" "--callgrind-arm nosuch" \
+  "--json /nonexistent-recompdiag/overhead.json" "--json $tmp"; do
   # shellcheck disable=SC2086
   "$bin" bench overhead $small $bad >"$tmp/out" 2>"$tmp/err"
   code=$?
   [ "$code" -eq 2 ] || fail "bench overhead $bad: exit $code, expected 2"
   [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q '^recompdiag: error: ' "$tmp/err" ||
     fail "bench overhead $bad: stderr is not one error line: $(cat "$tmp/err")"
+  [ ! -s "$tmp/out" ] || fail "bench overhead $bad: ran before refusing it"
 done
 
 [ "$failures" -eq 0 ] && echo "bench_overhead_smoke: all checks passed"

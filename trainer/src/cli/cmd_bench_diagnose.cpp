@@ -5,10 +5,10 @@
 #include <cstdio>
 #include <iostream>
 
+#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "cli/train_flags.h"
 #include "recompdiag/core/error.h"
-#include "recompdiag/reports/report_files.h"
 #include "recompdiag/trainer/diagnose_bench.h"
 
 namespace recompdiag::trainer::cli {
@@ -89,7 +89,7 @@ void add_bench_diagnose_command(CLI::App& bench, CommandContext& ctx) {
                   "Faults to score, comma-separated (default: every CPU fault)");
   cmd->add_option("--out-dir", state->options.out_dir, "Directory for the run files")
       ->capture_default_str();
-  cmd->add_option("--json", state->json, "Write the scores to FILE as JSON");
+  add_bench_json_flag(*cmd, state->json);
   cmd->callback([state, &ctx] {
     BenchDiagnose& s = *state;
     if (!s.flags.faults.empty()) throw InputError("bench diagnose takes --faults, not --fault");
@@ -109,9 +109,8 @@ void add_bench_diagnose_command(CLI::App& bench, CommandContext& ctx) {
       ctx.exit_code = r.exit_code;
       return;
     }
-    print_table(r, o.seeds, std::max(o.seeds, o.quality_seeds));
-    const std::string json = diagnose_bench_json(r).dump(2) + "\n";
-    if (!s.json.empty()) reports::write_file_atomically(s.json, json);
+    if (s.json != "-") print_table(r, o.seeds, std::max(o.seeds, o.quality_seeds));
+    if (!s.json.empty()) write_bench_json(s.json, diagnose_bench_json(r));
     ctx.exit_code = 0;
   });
 }

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "cli/train_flags.h"
 #include "recompdiag/core/error.h"
@@ -80,9 +81,11 @@ void add_bench_gate_command(CLI::App& bench, CommandContext& ctx) {
                 "Leave out the pairs that take turns epoch by epoch (as `ab` runs them)");
   cmd->add_option("--out-dir", state->options.out_dir, "Directory for the run files")
       ->capture_default_str();
-  cmd->add_option("--json", state->json, "Write the gate's figures to FILE as JSON");
+  cmd->add_option("--json", state->json, "Write the gate's figures to FILE as JSON")
+      ->check(writable_file(false));
   cmd->add_option("--baseline-json", state->baseline_json,
-                  "Write the step-level baseline's figures to FILE, in the same shape");
+                  "Write the step-level baseline's figures to FILE, in the same shape")
+      ->check(writable_file(false));
   cmd->callback([state, &ctx] {
     BenchGate& s = *state;
     if (wants_fault_list(s.flags)) throw InputError("bench gate takes no --fault");

@@ -24,9 +24,24 @@ CLI::App* add_bench_group(CLI::App& app) {
   return bench;
 }
 
+CLI::Validator writable_file(bool dash_is_stdout) {
+  return CLI::Validator(
+      [dash_is_stdout](const std::string& path) -> std::string {
+        if (dash_is_stdout && path == "-") return {};
+        try {
+          reports::check_writable(path);
+        } catch (const std::exception& e) {
+          return e.what();
+        }
+        return {};
+      },
+      "FILE");
+}
+
 void add_bench_json_flag(CLI::App& bench, std::string& where) {
   bench.add_option("--json", where,
-                   "Write the result to FILE as JSON (- : to stdout, instead of the text)");
+                   "Write the result to FILE as JSON (- : to stdout, instead of the text)")
+      ->check(writable_file(true));
 }
 
 void write_bench_json(const std::string& where, const nlohmann::ordered_json& result) {

@@ -17,6 +17,11 @@ void describe_app(CLI::App& app);
 /// Adds the `bench` group to `app` and returns it (owned by `app`); each benchmark adds itself.
 CLI::App* add_bench_group(CLI::App& app);
 
+/// A check for an output FILE option: refuses, while the flags are parsed and so before any run,
+/// a path that cannot be written (reports::check_writable()). With `dash_is_stdout`, "-" passes
+/// (the option's "-" means stdout).
+CLI::Validator writable_file(bool dash_is_stdout);
+
 /// A bench's `--json FILE` flag (`-`: the JSON to stdout instead of the text), into `where`.
 void add_bench_json_flag(CLI::App& bench, std::string& where);
 
