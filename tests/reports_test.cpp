@@ -239,6 +239,26 @@ TEST_CASE("report files are written atomically") {
   }
 }
 
+TEST_CASE("check_writable refuses what write_file_atomically would, and writes nothing") {
+  namespace fs = std::filesystem;
+  test::TempDir dir;
+  check_writable(dir.file("new.json"));  // a new file in a writable directory
+  const std::string existing = dir.file("old.json");
+  write_file_atomically(existing, std::string("kept"));
+  check_writable(existing);
+  check_writable("/dev/null");  // written in place
+  CHECK(test::read_text(existing) == "kept");
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(dir.path())) {
+    (void)e;
+    ++files;
+  }
+  CHECK(files == 1);  // no probe file left, the new one not created
+  CHECK_THROWS_AS(check_writable(dir.file("no/such/dir/x.json")), InputError);
+  CHECK_THROWS_WITH_AS(check_writable(dir.path().string()), doctest::Contains("is a directory"),
+                       InputError);
+}
+
 TEST_CASE("report files: devices are written in place, links kept, directories refused") {
   namespace fs = std::filesystem;
   test::TempDir dir;
