@@ -78,6 +78,7 @@ TEST_CASE("world sizes 2 and 4: one file per rank, one job id, identical paramet
       const RunFile& f = files[static_cast<size_t>(r)];
       CHECK(f.header.rank == r);
       CHECK(f.header.world_size == world);
+      CHECK(f.header.config["distributed"]["backend"] == "gloo");  // which c10d group it used
       jobs.insert(f.header.job_id);
       REQUIRE(f.summary.has_value());
       CHECK(f.summary->status == "completed");
@@ -111,6 +112,7 @@ TEST_CASE("world size 1 trains exactly as the single-process trainer") {
   CHECK(rank0.summary->parameters_digest == single.summary->parameters_digest);
   CHECK(single.header.world_size == 1);
   CHECK(single.header.job_id.empty());
+  CHECK(!single.header.config.contains("distributed"));  // its header as before
   CHECK(!single.steps.front().comm.has_value());  // a single process has no collectives
 }
 

@@ -167,6 +167,9 @@ nlohmann::json TrainConfig::to_json() const {
       {"dispatch_sample_every", dispatch_sample_every}};
   // Only a run with faults names them, so healthy runs' headers stay as they were.
   if (!faults.empty()) out["faults"] = faults.to_json();
+  // A data-parallel rank says which c10d backend carried its collectives (the header's rank,
+  // world_size and job_id say the rest); single-process runs' headers stay as they were.
+  if (distributed) out["distributed"] = {{"backend", distributed->backend}};
   return out;
 }
 
