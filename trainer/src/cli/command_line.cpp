@@ -4,6 +4,7 @@
 #include <iostream>
 #include <string>
 
+#include "recompdiag/core/error.h"
 #include "recompdiag/core/version.h"
 #include "recompdiag/reports/report_files.h"
 #include "recompdiag/trainer/exit_codes.h"
@@ -28,9 +29,11 @@ CLI::Validator writable_file(bool dash_is_stdout) {
   return CLI::Validator(
       [dash_is_stdout](const std::string& path) -> std::string {
         if (dash_is_stdout && path == "-") return {};
+        // The user's input fails the flag (exit 2); IoError (no room for even an empty file)
+        // leaves the parse and exits as the environment's failure, as a write would.
         try {
           reports::check_writable(path);
-        } catch (const std::exception& e) {
+        } catch (const InputError& e) {
           return e.what();
         }
         return {};

@@ -12,10 +12,10 @@
 
 namespace recompdiag::reports {
 
-/// Whether write_file_atomically() could write `path` now, found without writing it: throws what
-/// that would throw for a directory, a missing or read-only directory, a full disk; returns for
-/// "-"-free paths it could write. Lets a command refuse a bad output path before a long run
-/// instead of after it.
+/// Whether write_file_atomically() could write `path` now, found without writing it: returns
+/// when it could, else throws what that would throw (InputError for a directory or a missing or
+/// read-only directory, IoError when not even an empty file fits). Lets a command refuse a bad
+/// output path before a long run instead of after it.
 void check_writable(const std::string& path);
 
 /// Writes `content` to `path` atomically, as the overload below does.
