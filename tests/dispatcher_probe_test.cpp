@@ -4,9 +4,12 @@
 #include "recompdiag/probes/dispatcher_probe.h"
 
 #include <ATen/record_function.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -183,6 +186,133 @@ TEST_CASE("dispatcher probe: counted by name and inspected agree through backwar
   CHECK(steps[0].ops > 10);  // the forward ops, backward's, the two items and five_ops' five
   CHECK(steps[0].sampled);
   CHECK_FALSE(steps[1].sampled);
+}
+
+namespace {
+
+// A step with a little of everything the probe counts: forward and backward, nested ops, an
+// op that throws, a cross-device copy (to the meta device), a sync and a recorder's read.
+float mixed_step(const torch::Tensor& w) {
+  torch::Tensor loss = (torch::ones({2, 3}).matmul(w) * 3).sum();
+  loss.backward();
+  try {
+    (void)torch::ones({2}).view({3});  // throws inside the dispatcher
+  } catch (const std::exception&) {
+  }
+  torch::Tensor elsewhere = torch::ones({4}).to(torch::kMeta);
+  float value = loss.item<float>();
+  {
+    const probes::RecorderRead read;
+    value += loss.item<float>();
+  }
+  return value + five_ops(3) + static_cast<float>(elsewhere.numel());
+}
+
+// Two steps of mixed_step under `hook`: inspected (step 0), then counted by name (step 1).
+std::vector<DispatchStats> mixed_steps(probes::DispatchHook hook) {
+  DispatcherOptions options;
+  options.hook = hook;
+  options.sample_every = 2;
+  options.count_unsampled = true;
+  DispatcherProbe probe(options);
+  REQUIRE_MESSAGE(probe.available(), probe.availability().reason);
+  torch::Tensor w = torch::ones({3, 3}, torch::requires_grad());
+  std::vector<DispatchStats> steps;
+  for (int64_t step = 0; step < 2; ++step) {
+    probe.begin_step(step);
+    CHECK(mixed_step(w) == 54.0f * 2 + 18.0f + 4.0f);
+    steps.push_back(probe.end_step());
+  }
+  return steps;
+}
+
+}  // namespace
+
+TEST_CASE("dispatcher probe, mode key: the same counts as the RecordFunction callback") {
+  const std::vector<DispatchStats> by_callback = mixed_steps(probes::DispatchHook::kRecordFunction);
+  const std::vector<DispatchStats> by_key = mixed_steps(probes::DispatchHook::kModeKey);
+  CHECK_FALSE(at::hasGlobalCallbacks());
+  CHECK_FALSE(c10::impl::tls_is_dispatch_key_included(c10::DispatchKey::TESTING_ONLY_GenericMode));
+  for (size_t i = 0; i < 2; ++i) {
+    CAPTURE(i);
+    const DispatchStats& a = by_callback[i];
+    const DispatchStats& b = by_key[i];
+    CHECK(b.sampled == a.sampled);
+    CHECK(b.counted);
+    CHECK(b.ops == a.ops);
+    CHECK(b.ops_cpu == a.ops_cpu);
+    CHECK(b.syncs == a.syncs);
+    CHECK(b.recorder_syncs == a.recorder_syncs);
+    CHECK(b.copies_h2d == a.copies_h2d);
+    CHECK(b.bytes_h2d == a.bytes_h2d);
+    CHECK(b.new_signatures == a.new_signatures);
+    CHECK(b.dropped == a.dropped);
+  }
+  // By hand: the item outside the read syncs for the step (five_ops' item too), the one inside
+  // for the recorder; the copy is seen on the inspected step only.
+  CHECK(by_key[0].syncs == 2);
+  CHECK(by_key[0].recorder_syncs == 1);
+  CHECK(by_key[0].copies_h2d == 1);
+  CHECK(by_key[0].bytes_h2d == 4 * 4);
+  CHECK(by_key[0].ops > 15);
+  CHECK(by_key[1].copies_h2d == 0);
+  CHECK(by_key[1].ops == by_key[0].ops);
+}
+
+TEST_CASE("dispatcher probe, mode key: the stepping thread's ops only, the key gone after") {
+  const auto key = c10::DispatchKey::TESTING_ONLY_GenericMode;
+  DispatcherOptions options;
+  options.hook = probes::DispatchHook::kModeKey;
+  DispatcherProbe probe(options);
+  REQUIRE_MESSAGE(probe.available(), probe.availability().reason);
+  CHECK(at::hasGlobalCallbacks() == false);  // no RecordFunction callback, ever
+  probe.begin_step(0);
+  CHECK(c10::impl::tls_is_dispatch_key_included(key));
+  std::thread other([] { five_ops(3); });  // a thread the step did not start: not seen
+  other.join();
+  five_ops(3);
+  DispatchStats d = probe.end_step();
+  CHECK_FALSE(c10::impl::tls_is_dispatch_key_included(key));
+  CHECK(d.ops == 5);
+  CHECK(d.syncs == 1);
+  five_ops(3);  // between steps: not seen
+  probe.begin_step(1);
+  d = probe.end_step();
+  CHECK(d.ops == 0);
+
+  SUBCASE("a step that never ended leaves no key behind when the next begins and ends") {
+    probe.begin_step(2);
+    probe.begin_step(3);
+    five_ops(3);
+    d = probe.end_step();
+    CHECK(d.ops == 5);
+    CHECK_FALSE(c10::impl::tls_is_dispatch_key_included(key));
+  }
+  SUBCASE("a second probe, of either hook, is refused while this one is active") {
+    CHECK_FALSE(DispatcherProbe(DispatcherOptions{}).available());
+    DispatcherOptions keyed;
+    keyed.hook = probes::DispatchHook::kModeKey;
+    CHECK_FALSE(DispatcherProbe(keyed).available());
+  }
+}
+
+TEST_CASE("dispatcher probe, mode key: a probe that goes mid-step takes its key along") {
+  const auto key = c10::DispatchKey::TESTING_ONLY_GenericMode;
+  {
+    DispatcherOptions options;
+    options.hook = probes::DispatchHook::kModeKey;
+    DispatcherProbe probe(options);
+    REQUIRE(probe.available());
+    probe.begin_step(0);
+    CHECK(c10::impl::tls_is_dispatch_key_included(key));
+  }
+  CHECK_FALSE(c10::impl::tls_is_dispatch_key_included(key));
+  CHECK(five_ops(3) == 18.0f);  // ops still run, with no probe
+  // The fallback stays registered; with the key included by hand and no probe it passes ops on.
+  c10::impl::tls_set_dispatch_key_included(key, true);
+  const float value = five_ops(3);
+  c10::impl::tls_set_dispatch_key_included(key, false);
+  CHECK(value == 18.0f);
 }
 
 TEST_CASE("dispatcher probe: one per process; the observer goes with the probe") {

@@ -1,14 +1,20 @@
-// The one LibTorch dispatcher hook of recompdiag: a global RecordFunction
-// callback.
+// The dispatcher probe's two hooks into LibTorch's dispatcher, which share what they count: a
+// global RecordFunction callback, and a boxed fallback on a mode key.
 //
 // NOTE: this file must be compiled with the NDEBUG setting LibTorch was built
 // with (CMake forces NDEBUG on it): RecordFunction has a debug-only member, so
 // a mismatch shifts inputs_ and reads garbage.
 #include "recompdiag/probes/dispatcher_probe.h"
 
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/dispatch/ObservedOperators.h>
 #include <ATen/core/ivalue.h>
 #include <ATen/record_function.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <c10/util/Exception.h>
+#include <torch/library.h>
 
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <unordered_set>
@@ -224,6 +230,33 @@ OpClass class_of(at::RecordScope scope, const char* name) {
   return classify(name);
 }
 
+// What the start of an op (not a user scope or autograd's wrapper) counts: the op itself when it
+// is the thread's outermost, the outermost sync, and with `inputs` what they tell.
+template <typename Inputs>
+void count_op(Nesting& n, const char* name, OpClass cls, bool inspecting, const Inputs& inputs) {
+  const bool outermost = n.op++ == 0;
+  const bool outer_sync = cls == OpClass::kSync && n.sync++ == 0;
+  State* s = g_state.load(std::memory_order_acquire);
+  if (s == nullptr) return;
+  if (outer_sync) count_sync(*s, n);
+  if (outermost) s->counters.add<&DispatchStats::ops>(1);
+  if (inspecting) {
+    try {
+      inspect(*s, name, cls, outermost, inputs());
+    } catch (...) {
+      // An input we cannot read (an exotic tensor type): count it, never throw
+      // into the op.
+      s->counters.add<&DispatchStats::dropped>(1);
+    }
+  }
+}
+
+// The end of an op that count_op started.
+void close_op(Nesting& n, OpClass cls) {
+  if (cls == OpClass::kSync && n.sync > 0) --n.sync;
+  if (n.op > 0) --n.op;
+}
+
 // The start callback of both modes: `kInputs` is the inspecting one (registered with
 // needsInputs), the other counts ops and syncs by name alone, so that LibTorch does not box the
 // op's arguments into IValues for it.
@@ -235,21 +268,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   n.push(cls);
   if (cls == OpClass::kRecorder) ++n.recorder;
   if (cls == OpClass::kTransparent || cls == OpClass::kRecorder) return nullptr;
-  const bool outermost = n.op++ == 0;
-  const bool outer_sync = cls == OpClass::kSync && n.sync++ == 0;
-  State* s = g_state.load(std::memory_order_acquire);
-  if (s == nullptr) return nullptr;
-  if (outer_sync) count_sync(*s, n);
-  if (outermost) s->counters.add<&DispatchStats::ops>(1);
-  if constexpr (kInputs) {
-    try {
-      inspect(*s, name, cls, outermost, fn.inputs());
-    } catch (...) {
-      // An input we cannot read (an exotic tensor type): count it, never throw
-      // into the op.
-      s->counters.add<&DispatchStats::dropped>(1);
-    }
-  }
+  count_op(n, name, cls, kInputs, [&fn] { return fn.inputs(); });
   return nullptr;
 }
 
@@ -265,11 +284,9 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* /*unused*/) {
       if (n.recorder > 0) --n.recorder;
       return;
     case OpClass::kSync:
-      if (n.sync > 0) --n.sync;
-      [[fallthrough]];
     case OpClass::kPlain:
     case OpClass::kCopy:
-      if (n.op > 0) --n.op;
+      close_op(n, cls);
       return;
   }
 }
@@ -282,7 +299,86 @@ at::RecordFunctionCallback make_callback(bool inputs) {
   return cb;
 }
 
+// The mode key's fallback: every op a thread with the key included dispatches enters here first
+// (the key sits above autograd), is counted, and goes on to the keys below with its arguments
+// boxed. Only ops come here, so the op's class needs no stack: this frame holds it.
+constexpr c10::DispatchKey kModeKey = c10::DispatchKey::TESTING_ONLY_GenericMode;
+
+// The ops RecordFunction never records (c10::ObservedOperators: aten::size, aten::is_leaf,
+// aten::_version, ...: metadata reads), told apart by the address of their name, which the
+// dispatcher keeps for the op's lifetime. Filled at registration, read only afterwards.
+std::array<const c10::OperatorName*, 32> g_unobserved{};
+
+bool unobserved(const c10::OperatorHandle& op) {
+  const c10::OperatorName* name = &op.operator_name();
+  for (const c10::OperatorName* u : g_unobserved) {
+    if (u == nullptr) return false;
+    if (u == name) return true;
+  }
+  return false;
+}
+
+void mode_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
+                   torch::jit::Stack* stack) {
+  const c10::DispatchKeySet below =
+      keys & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER, kModeKey);
+  const State* s = g_state.load(std::memory_order_acquire);
+  Nesting& n = t_nesting;
+  // No probe (the key left included on a thread after its probe went), or an outermost op that
+  // RecordFunction does not count either (nested, such an op counts nothing): pass it on.
+  if (s == nullptr || (n.op == 0 && unobserved(op))) {
+    op.redispatchBoxed(below, stack);
+    return;
+  }
+  const char* name = op.operator_name().name.c_str();
+  const OpClass cls = classify(name);
+  // The op's arguments are the top of the stack.
+  count_op(n, name, cls, s->inspecting.load(std::memory_order_relaxed), [&] {
+    const size_t args = op.schema().arguments().size();
+    return c10::ArrayRef<const c10::IValue>(stack->data() + stack->size() - args, args);
+  });
+  struct Close {
+    Nesting& n;
+    OpClass cls;
+    ~Close() { close_op(n, cls); }
+  } close{n, cls};
+  op.redispatchBoxed(below, stack);
+}
+
+// Registers the mode key's fallback, once per process and for good: a thread may keep the key
+// after its probe is gone (a step that never ended), and a key with no kernel would fail every op
+// it dispatches. Returns "" when registered, else why not.
+const std::string& mode_key_registration() {
+  static const std::string why = []() -> std::string {
+    try {
+      // Every overload of each (aten::size.int, aten::size.Dimname, ...), as RecordFunction.
+      size_t n = 0;
+      auto& dispatcher = c10::Dispatcher::singleton();
+      for (const c10::OperatorName& name : dispatcher.getAllOpNames()) {
+        if (n == g_unobserved.size() || c10::ObservedOperators::isObserved(name)) continue;
+        if (const auto op = dispatcher.findOp(name)) g_unobserved[n++] = &op->operator_name();
+      }
+      // Leaked on purpose: never deregistered (above).
+      auto* library = new torch::Library(torch::Library::IMPL, "_", kModeKey, __FILE__, __LINE__);
+      library->fallback(torch::CppFunction::makeFromBoxedFunction<&mode_fallback>());
+      return "";
+    } catch (const c10::Error& e) {
+      return std::string("mode key fallback not registered: ") + e.what_without_backtrace();
+    } catch (const std::exception& e) {
+      return std::string("mode key fallback not registered: ") + e.what();
+    }
+  }();
+  return why;
+}
+
 }  // namespace
+
+RecorderRead::RecorderRead() { ++t_nesting.recorder; }
+
+RecorderRead::~RecorderRead() {
+  Nesting& n = t_nesting;
+  if (n.recorder > 0) --n.recorder;
+}
 
 DispatcherProbe::DispatcherProbe(DispatcherOptions options)
     : options_(std::move(options)),
@@ -294,6 +390,13 @@ DispatcherProbe::DispatcherProbe(DispatcherOptions options)
   State* expected = nullptr;
   if (!g_state.compare_exchange_strong(expected, state_.get())) {
     availability_.reason = "another dispatcher probe is active in this process";
+    return;
+  }
+  if (options_.hook == DispatchHook::kModeKey) {
+    const std::string& why = mode_key_registration();
+    availability_.available = why.empty();
+    availability_.reason = why;
+    if (!why.empty()) g_state.store(nullptr);
     return;
   }
   // A callback is registered for a step and removed after it, not registered once and enabled
@@ -312,19 +415,35 @@ DispatcherProbe::DispatcherProbe(DispatcherOptions options)
 
 DispatcherProbe::~DispatcherProbe() {
   if (!availability_.available) return;
-  if (registered_ != 0) at::removeCallback(registered_);
+  stop_observing();
   g_state.store(nullptr, std::memory_order_release);
+}
+
+void DispatcherProbe::start_observing(bool inspect) {
+  if (options_.hook == DispatchHook::kModeKey) {
+    state_->inspecting.store(inspect, std::memory_order_relaxed);
+    key_was_included_ = c10::impl::tls_is_dispatch_key_included(kModeKey);
+    c10::impl::tls_set_dispatch_key_included(kModeKey, true);
+    key_included_ = true;
+  } else {
+    registered_ = at::addGlobalCallback(make_callback(inspect));
+  }
+}
+
+void DispatcherProbe::stop_observing() {
+  if (registered_ != 0) at::removeCallback(registered_);
+  registered_ = 0;
+  if (key_included_) c10::impl::tls_set_dispatch_key_included(kModeKey, key_was_included_);
+  key_included_ = false;
 }
 
 void DispatcherProbe::begin_step(int64_t step, bool force_sample) {
   if (!availability_.available) return;
   state_->counters.reset();
-  if (registered_ != 0) at::removeCallback(registered_);  // a step never ended
-  registered_ = 0;
+  stop_observing();  // a step never ended
   in_step_ = true;
   sampled_ = force_sample || step % options_.sample_every == 0;
-  if (sampled_ || options_.count_unsampled)
-    registered_ = at::addGlobalCallback(make_callback(sampled_));
+  if (sampled_ || options_.count_unsampled) start_observing(sampled_);
 }
 
 DispatchStats DispatcherProbe::end_step() {
@@ -334,8 +453,7 @@ DispatchStats DispatcherProbe::end_step() {
     out.counted = false;
     return out;
   }
-  if (registered_ != 0) at::removeCallback(registered_);
-  registered_ = 0;
+  stop_observing();
   in_step_ = false;
   out.sampled = sampled_;
   out.counted = sampled_ || options_.count_unsampled;

@@ -44,6 +44,7 @@ Monitor::Monitor(torch::nn::Module* model, torch::optim::Optimizer* optimizer,
     d.sample_every = options_.dispatcher_sample_every;
     d.signatures = options_.op_signatures;
     d.count_unsampled = options_.dispatcher_count_unsampled;
+    d.hook = options_.dispatcher_hook;
     probes_.push_back(std::make_unique<DispatchStepProbe>(d));
   } else {
     probes_.push_back(make_null_probe(sections::kDispatch, kDisabled));

@@ -32,6 +32,7 @@ double read_value(const py::handle& h) {
   if (!is_tensor(h)) return h.cast<double>();
   const at::Tensor t = THPVariable_Unpack(h.ptr());
   RECORD_USER_SCOPE(probes::kRecorderReadScope);
+  const probes::RecorderRead recorder_read;
   return t.detach().to(at::kDouble).item<double>();
 }
 

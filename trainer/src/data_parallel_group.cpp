@@ -16,6 +16,7 @@
 
 #include "detail/torch_compat.h"
 #include "recompdiag/core/error.h"
+#include "recompdiag/probes/dispatcher_probe.h"
 #include "recompdiag/torch_features.h"
 #if RECOMPDIAG_HAVE_NCCL
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
@@ -323,7 +324,8 @@ CollectiveCost DataParallelGroup::average_step(const std::vector<at::Tensor>& pa
     cost.stop = loss_values.data_ptr<float>()[3] > 0.0f;  // no op: no host sync to count
   } else {
     // Marked as the recorder's own read, which the probes tell from the training's syncs.
-    RECORD_USER_SCOPE("recompdiag::recorder_read");
+    RECORD_USER_SCOPE(probes::kRecorderReadScope);
+    const probes::RecorderRead recorder_read;
     cost.stop = loss_values[3].item<float>() > 0.0f;
   }
   return cost;

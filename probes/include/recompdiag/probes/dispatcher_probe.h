@@ -1,7 +1,8 @@
 #pragma once
 /// \file
-/// The dispatcher probe: a LibTorch RecordFunction observer that counts, per step, the top-level
-/// ATen ops by device, host ops, cross-device copies, host syncs and first-seen op signatures.
+/// The dispatcher probe: counts, per step, the top-level ATen ops by device, host ops,
+/// cross-device copies, host syncs and first-seen op signatures, through a LibTorch RecordFunction
+/// observer or a dispatcher fallback on a mode key.
 
 #include <cstdint>
 #include <memory>
@@ -17,8 +18,44 @@ struct DispatchState;  // what the callbacks write into; private to the probe
 
 /// Name of the RecordFunction user scope inside which host syncs are the recorder's own
 /// (`RECORD_USER_SCOPE("recompdiag::recorder_read")` around the loss read): they count in
-/// `DispatchStats::recorder_syncs`, not in `syncs`.
+/// `DispatchStats::recorder_syncs`, not in `syncs`. Seen by the RecordFunction hook only; a
+/// RecorderRead marks a read for both hooks.
 inline constexpr const char kRecorderReadScope[] = "recompdiag::recorder_read";
+
+/// Marks the recorder's own reads on this thread while it lives: host syncs inside count in
+/// `DispatchStats::recorder_syncs`, with either hook. Nests; put it beside (or instead of) the
+/// `RECORD_USER_SCOPE(kRecorderReadScope)`, which other tools' traces show.
+class RecorderRead {
+ public:
+  RecorderRead();
+  ~RecorderRead();
+  RecorderRead(const RecorderRead&) = delete;
+  RecorderRead& operator=(const RecorderRead&) = delete;
+  RecorderRead(RecorderRead&&) = delete;
+  RecorderRead& operator=(RecorderRead&&) = delete;
+};
+
+/// How the dispatcher probe sees a step's ops. Both count each entry into the dispatcher (`call`,
+/// not `redispatch`, nested ones included) except the metadata reads RecordFunction skips
+/// (`aten::size`, `aten::is_leaf`, ...). They differ on TorchScript's own operators, which are not
+/// dispatcher ops: the RecordFunction hook sees the interpreter's record of one (as
+/// `_grad_sum_to_size` in an optimized graph's backward), the mode key the ATen ops it calls.
+enum class DispatchHook {
+  /// A global RecordFunction callback, registered for each observed step: sees ops on every
+  /// thread, and the recorder's reads marked by either `RECORD_USER_SCOPE(kRecorderReadScope)` or
+  /// RecorderRead.
+  kRecordFunction,
+  /// A boxed fallback of the dispatcher on a mode key, which begin_step includes in the calling
+  /// thread's dispatch keys and end_step removes: sees that thread's ops and those of the autograd
+  /// engine's threads running its backward (LibTorch carries the key there), and no other
+  /// thread's. No RecordFunction callback is registered, so LibTorch's per-op records, the
+  /// engine's node names and its callback state rebuilds stay off; instead every observed op runs
+  /// boxed (its arguments moved into a stack of IValues), as under a `__torch_dispatch__` mode.
+  /// Only RecorderRead marks the recorder's reads. LibTorch reserves no dispatch key for tools:
+  /// the key is `TESTING_ONLY_GenericMode`, registered once per process and kept; the probe is
+  /// unavailable when another library has registered a fallback for it.
+  kModeKey,
+};
 
 /// Options of the dispatcher probe.
 struct DispatcherOptions {
@@ -36,20 +73,23 @@ struct DispatcherOptions {
   bool signatures = true;
   /// Slots of the fixed signature table (rounded up to a power of two, filled to 3/4).
   int64_t signature_capacity = 1 << 15;
+  /// How ops are seen (see DispatchHook).
+  DispatchHook hook = DispatchHook::kRecordFunction;
 };
 
-/// Counts ops through global RecordFunction callbacks (scopes FUNCTION and USER_SCOPE): one that
-/// reads op inputs on sampled steps, one that counts by name alone on the others when
-/// `count_unsampled` is set. At most one is enabled at a time.
+/// Counts ops through its hook (DispatcherOptions::hook): on sampled steps reading op inputs, on
+/// the others, when `count_unsampled` is set, by op name alone. With the RecordFunction hook these
+/// are two global callbacks (scopes FUNCTION and USER_SCOPE), at most one registered at a time.
 ///
-/// Only one dispatcher probe can be active in a process (RecordFunction callbacks are plain
-/// function pointers); a second one reports unavailable. The callback is enabled between
-/// `begin_step` and `end_step` of sampled steps only. It does no heap allocation, takes no lock
-/// and writes relaxed atomics (ops of the autograd engine's threads count too); ops it cannot
-/// classify (a signature table full) are counted in `dropped`.
+/// Only one dispatcher probe can be active in a process (the hooks are plain function pointers);
+/// a second one reports unavailable. The hook observes between `begin_step` and `end_step` of
+/// observed steps only. It does no heap allocation, takes no lock and writes relaxed atomics (ops
+/// of the autograd engine's threads count too); ops it cannot classify (a signature table full)
+/// are counted in `dropped`.
 ///
-/// Methods are not thread-safe: call them from the training thread. Neither copyable nor movable;
-/// the destructor removes the callback.
+/// Methods are not thread-safe: call them from the training thread (with the mode key, begin_step
+/// and end_step of a step from the same thread). Neither copyable nor movable; the destructor
+/// removes the callback, or the mode key from the calling thread.
 class DispatcherProbe {
  public:
   explicit DispatcherProbe(DispatcherOptions options = {});
@@ -72,12 +112,21 @@ class DispatcherProbe {
   int64_t signatures_seen() const;
 
  private:
+  // Observes from now on: registers the step's callback, or includes the mode key.
+  void start_observing(bool inspect);
+  // Undoes start_observing, if it ran.
+  void stop_observing();
+
   DispatcherOptions options_;
   Availability availability_;
   std::unique_ptr<detail::DispatchState> state_;
   // The callback registered for the current step (the inspecting one on sampled steps, the
   // counting one on the others with count_unsampled), or 0: none is registered between steps.
   uint64_t registered_ = 0;
+  // With the mode key: whether begin_step included it in the thread's keys, and whether it was
+  // included before (restored by end_step).
+  bool key_included_ = false;
+  bool key_was_included_ = false;
   bool in_step_ = false;
   bool sampled_ = false;
 };

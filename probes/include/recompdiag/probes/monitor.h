@@ -32,6 +32,7 @@
 #include "recompdiag/core/record_sink.h"
 #include "recompdiag/core/turn_channel.h"
 #include "recompdiag/probes/cupti_probe.h"
+#include "recompdiag/probes/dispatcher_probe.h"
 
 namespace torch::nn {
 class Module;
@@ -85,6 +86,10 @@ struct MonitorOptions {
   /// RecordFunction work dominates), so it is off by default. See
   /// DispatcherOptions::count_unsampled.
   bool dispatcher_count_unsampled = false;
+  /// How the dispatcher probe sees ops: a RecordFunction callback (the default) or a dispatcher
+  /// fallback on a mode key, which costs a counted step less and sees only the training thread's
+  /// ops and its backward's. See DispatchHook.
+  DispatchHook dispatcher_hook = DispatchHook::kRecordFunction;
   /// With sampling, every step is still observed for this many steps at the start and after
   /// each compile, phase start or optimizer rebuild: where cache misses and host ops appear.
   int64_t dispatcher_full_steps_after_event = 20;
