@@ -1,6 +1,7 @@
 // The JIT, optimizer-state, placement and CUPTI probes and the null probe against real LibTorch:
 // real torch::jit::compile'd functions, a real Adam optimizer with planted state. No timing
 // assertions.
+#include <ATen/record_function.h>
 #include <torch/csrc/jit/api/compilation_unit.h>
 #include <torch/csrc/jit/frontend/ir_emitter.h>
 
@@ -68,6 +69,39 @@ TEST_CASE(
   CHECK(probe.watched() == 2);
   unit.reset();
   CHECK(probe.watched() == 1);
+}
+
+TEST_CASE("JIT probe: its callback is registered only while a watched function has no plan") {
+  probes::JitProbe probe;
+  REQUIRE(probe.available());
+  const torch::Tensor x = torch::ones({2, 3});
+  auto unit = compile_f();
+  probe.watch(unit);
+  int64_t profiling_runs = 0;
+  std::vector<bool> registered;  // in each step
+  for (int i = 0; i < 5; ++i) {
+    probe.begin_step();
+    registered.push_back(at::hasGlobalCallbacks());
+    unit->run_method("f", x, x);
+    profiling_runs += probe.end_step().profiling_runs;
+    CHECK_FALSE(at::hasGlobalCallbacks());  // never between steps
+  }
+  CHECK(profiling_runs == static_cast<int64_t>(torch::jit::getNumProfiledRuns()));
+  CHECK(registered.front());  // the profiling runs' steps
+  CHECK_FALSE(registered.back());  // optimized: a steady step holds none
+
+  SUBCASE("a unit watched in the middle of a step registers it for that step") {
+    probe.begin_step();
+    CHECK_FALSE(at::hasGlobalCallbacks());
+    auto recompiled = compile_f();
+    probe.watch(recompiled);
+    CHECK(at::hasGlobalCallbacks());
+    recompiled->run_method("f", x, x);
+    const JitStats s = probe.end_step();
+    CHECK(s.compiles == 1);
+    CHECK(s.profiling_runs == 1);
+    CHECK_FALSE(at::hasGlobalCallbacks());
+  }
 }
 
 TEST_CASE(

@@ -22,7 +22,8 @@ namespace recompdiag::probes {
 ///   pass counts its own invocations: one per plan, including autodiff subgraph executors);
 /// - `profiling_runs`: calls of watched functions that ran while their executor had no optimized
 ///   plan yet (the profiling executor's shape-recording runs). Needs the TorchScript-scope
-///   RecordFunction callback, which one JIT probe per process can hold.
+///   RecordFunction callback, which one JIT probe per process can hold; it is registered only
+///   for steps in which a watched function has no optimized plan, so steady steps pay nothing.
 ///
 /// Methods are not thread-safe (training thread). Keeps weak references to watched units (at most
 /// `kMaxWatched`; the oldest is forgotten). Neither copyable nor movable; the destructor removes
@@ -56,6 +57,11 @@ class JitProbe {
 
  private:
   struct Impl;  // the pass's and the callback's counters, the watched units (jit_probe.cpp)
+
+  // Registers the TorchScript-scope callback for this step (when this probe counts calls and it
+  // is not registered yet); the other removes it.
+  void count_calls();
+  void stop_counting_calls();
 
   Availability availability_;
   std::unique_ptr<Impl> impl_;
