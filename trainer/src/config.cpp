@@ -114,6 +114,9 @@ void TrainConfig::validate() const {
   if (dispatch_sample_every < 1)
     throw InputError("--dispatch-sample-every must be >= 1, got " +
                      std::to_string(dispatch_sample_every));
+  if (dispatch_hook != "record-function" && dispatch_hook != "mode-key")
+    throw InputError("--dispatch-hook: unknown hook '" + dispatch_hook +
+                     "' (expected record-function or mode-key)");
   if (threads < 0) throw InputError("--threads must be >= 0, got " + std::to_string(threads));
   if (distributed) {
     distributed->validate();
@@ -165,6 +168,8 @@ nlohmann::json TrainConfig::to_json() const {
       {"threads", threads},
       {"monitor", monitor},
       {"dispatch_sample_every", dispatch_sample_every}};
+  // Only a run on the mode key names its hook, so other runs' headers stay as they were.
+  if (dispatch_hook != "record-function") out["dispatch_hook"] = dispatch_hook;
   // Only a run with faults names them, so healthy runs' headers stay as they were.
   if (!faults.empty()) out["faults"] = faults.to_json();
   // A data-parallel rank says which c10d backend carried its collectives (the header's rank,

@@ -10,6 +10,7 @@
 #include "detail/trainer_impl.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/probes/comm_probe.h"
+#include "recompdiag/probes/dispatcher_probe.h"
 #include "recompdiag/trainer/memory_estimate.h"
 #include "recompdiag/trainer/plateau.h"
 
@@ -68,8 +69,9 @@ void TwoPhaseTrainer::Impl::train_step(size_t b, const torch::Tensor* weights_ar
     (void)logged;
   }
   // The recorder's own host read: one copy of the three losses, marked so probes can tell it
-  // from the training's syncs.
-  RECORD_USER_SCOPE("recompdiag::recorder_read");
+  // from the training's syncs (the scope for the RecordFunction hook and other tools' traces).
+  RECORD_USER_SCOPE(probes::kRecorderReadScope);
+  const probes::RecorderRead recorder_read;
   torch::NoGradGuard no_grad;
   torch::Tensor all =
       torch::stack({losses.loss.detach(), losses.cat_loss.detach(), losses.bin_loss.detach()})
@@ -148,6 +150,8 @@ TwoPhaseTrainer::TwoPhaseTrainer(TrainConfig config) : impl_(std::make_unique<Im
     options.event_sink = &m.sinks;
     options.log_alerts = c.log_alerts;
     options.dispatcher_sample_every = c.dispatch_sample_every;
+    options.dispatcher_hook = c.dispatch_hook == "mode-key" ? probes::DispatchHook::kModeKey
+                                                            : probes::DispatchHook::kRecordFunction;
     options.comm = m.group != nullptr;
     options.take_turns = !m.group || m.group->rank() == 0;  // a job takes its turns as one
     m.monitor = std::make_unique<probes::Monitor>(*m.model, *m.adam, options);

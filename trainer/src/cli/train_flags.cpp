@@ -61,6 +61,11 @@ void add_train_flags(CLI::App& cmd, TrainFlags& f) {
                  "Dispatcher probe: observe every Nth step in steady state (every step for 20 "
                  "steps at the start and after each compile or phase switch); 1 = every step")
       ->capture_default_str();
+  cmd.add_option("--dispatch-hook", c.dispatch_hook,
+                 "Dispatcher probe: how it sees ops: record-function (a RecordFunction callback: "
+                 "every thread) or mode-key (a dispatcher fallback: the training thread and its "
+                 "backward, cheaper on a fully observed step)")
+      ->capture_default_str();
   cmd.add_option("--fault", f.faults,
                  "Inject faults, comma-separated (NAME or NAME=VALUE); 'list' describes each");
   cmd.add_flag("--quiet", f.quiet,

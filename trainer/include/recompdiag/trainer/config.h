@@ -72,6 +72,9 @@ struct TrainConfig {
   /// The dispatcher probe observes every Nth step in steady state (and every step for a while
   /// at the start and after each compile or phase switch); 1 observes every step.
   int dispatch_sample_every = 10;
+  /// How the dispatcher probe sees ops: "record-function" (a RecordFunction callback) or
+  /// "mode-key" (a dispatcher fallback on a mode key; probes::DispatchHook::kModeKey).
+  std::string dispatch_hook = "record-function";
   /// Faults to inject (faults.h); empty for a healthy run.
   FaultSet faults;
   /// This process's rank in a data-parallel job; absent: a single process. Each rank trains on

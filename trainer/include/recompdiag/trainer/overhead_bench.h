@@ -32,6 +32,7 @@ class TwoPhaseTrainer;
 struct OverheadMonitorSetups {
   probes::MonitorOptions full;     ///< Every probe, every step's op inputs read.
   probes::MonitorOptions counted;  ///< Inputs on sampled steps, the others counted by op name.
+  probes::MonitorOptions counted_key;  ///< `counted` through the mode key (DispatchHook::kModeKey).
   probes::MonitorOptions sampled;  ///< The default: the steps between samples not observed.
 
   explicit OverheadMonitorSetups(int sample_every);
@@ -78,7 +79,7 @@ struct OverheadBenchResult {
   double load_before = 0.0;  ///< One-minute load average before and after.
   double load_after = 0.0;
   /// In rotation order: "monitor off", "all CPU probes", "probes, inputs 1/N, counted",
-  /// "probes, dispatcher 1/N (default)", then "LibTorch profiler (CPU)" and
+  /// "probes, inputs 1/N, counted, mode key", "probes, dispatcher 1/N (default)", then "LibTorch profiler (CPU)" and
   /// "probes + exporter" where available.
   std::vector<OverheadArm> arms;
 
@@ -121,7 +122,8 @@ struct InstructionBenchOptions {
   void validate() const;
 };
 
-/// Arm names of the instruction bench, in print order: "off", "full", "counted", "sampled", and
+/// Arm names of the instruction bench, in print order: "off", "full", "counted", "counted-key" (the
+/// counted setup through the mode key), "sampled", and
 /// "profiler" (LibTorch's own profiler, CPU activities, no monitor) where this LibTorch has it.
 std::vector<std::string> instruction_arms();
 
