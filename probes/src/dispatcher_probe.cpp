@@ -230,13 +230,14 @@ OpClass class_of(at::RecordScope scope, const char* name) {
   return classify(name);
 }
 
-// What the start of an op (not a user scope or autograd's wrapper) counts: the op itself when it
+// What the start of an op (not a user scope or autograd's wrapper) counts into `s` (the active
+// probe's state, loaded once by the caller; null: only the nesting is kept): the op itself when it
 // is the thread's outermost, the outermost sync, and with `inputs` what they tell.
 template <typename Inputs>
-void count_op(Nesting& n, const char* name, OpClass cls, bool inspecting, const Inputs& inputs) {
+void count_op(State* s, Nesting& n, const char* name, OpClass cls, bool inspecting,
+              const Inputs& inputs) {
   const bool outermost = n.op++ == 0;
   const bool outer_sync = cls == OpClass::kSync && n.sync++ == 0;
-  State* s = g_state.load(std::memory_order_acquire);
   if (s == nullptr) return;
   if (outer_sync) count_sync(*s, n);
   if (outermost) s->counters.add<&DispatchStats::ops>(1);
@@ -268,7 +269,8 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   n.push(cls);
   if (cls == OpClass::kRecorder) ++n.recorder;
   if (cls == OpClass::kTransparent || cls == OpClass::kRecorder) return nullptr;
-  count_op(n, name, cls, kInputs, [&fn] { return fn.inputs(); });
+  count_op(g_state.load(std::memory_order_acquire), n, name, cls, kInputs,
+           [&fn] { return fn.inputs(); });
   return nullptr;
 }
 
@@ -322,7 +324,7 @@ void mode_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
                    torch::jit::Stack* stack) {
   const c10::DispatchKeySet below =
       keys & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER, kModeKey);
-  const State* s = g_state.load(std::memory_order_acquire);
+  State* s = g_state.load(std::memory_order_acquire);
   Nesting& n = t_nesting;
   // No probe (the key left included on a thread after its probe went), or an outermost op that
   // RecordFunction does not count either (nested, such an op counts nothing): pass it on.
@@ -333,7 +335,7 @@ void mode_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
   const char* name = op.operator_name().name.c_str();
   const OpClass cls = classify(name);
   // The op's arguments are the top of the stack.
-  count_op(n, name, cls, s->inspecting.load(std::memory_order_relaxed), [&] {
+  count_op(s, n, name, cls, s->inspecting.load(std::memory_order_relaxed), [&] {
     const size_t args = op.schema().arguments().size();
     return c10::ArrayRef<const c10::IValue>(stack->data() + stack->size() - args, args);
   });
