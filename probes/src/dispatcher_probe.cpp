@@ -20,6 +20,7 @@
 #include <unordered_set>
 
 #include "detail/dispatch_state.h"
+#include "recompdiag/core/error.h"
 
 namespace recompdiag::probes {
 
@@ -378,6 +379,16 @@ const std::string& mode_key_registration() {
 }
 
 }  // namespace
+
+const char* dispatch_hook_name(DispatchHook hook) {
+  return hook == DispatchHook::kModeKey ? "mode-key" : "record-function";
+}
+
+DispatchHook parse_dispatch_hook(const std::string& name, const std::string& what) {
+  for (const DispatchHook hook : {DispatchHook::kRecordFunction, DispatchHook::kModeKey})
+    if (name == dispatch_hook_name(hook)) return hook;
+  throw InputError(what + ": unknown hook '" + name + "' (expected record-function or mode-key)");
+}
 
 RecorderRead::RecorderRead() { ++t_nesting.recorder; }
 

@@ -38,6 +38,12 @@ class Monitor:
     dispatcher_sample_every: observe ops and dynamo's scopes every Nth step (and every step for a
         while after a compile or a phase start, and any step that compiles): an observed step
         costs LibTorch a RecordFunction per op (about 10% of a small CPU step), others nothing.
+    dispatcher_hook: how an observed step's ops are seen: "record-function" (the default) or
+        "mode-key", a dispatcher fallback on a mode key, as `__torch_dispatch__` modes use, which
+        costs less per op. Only the thread that calls step_begin (and autograd's threads for that
+        step's backward) is seen. It needs compiled=False and a loop without torch.compile: the
+        key is in the thread's dispatch keys on observed steps only, and torch.compile's guards
+        check those keys, so each compiled frame would compile again when sampling turns it off.
     config: your run's configuration, kept in the run file's header.
     """
 
@@ -53,11 +59,17 @@ class Monitor:
         compiled: bool = True,
         dispatcher: bool = True,
         dispatcher_sample_every: int = 10,
+        dispatcher_hook: str = "record-function",
         warmup_steps: int = 10,
         log_alerts: bool = True,
         config: Optional[dict] = None,
         seed: int = 0,
     ) -> None:
+        if dispatcher_hook == "mode-key" and compiled:
+            raise ValueError(
+                "dispatcher_hook='mode-key' needs compiled=False and a loop without torch.compile: "
+                "torch.compile's guards check the dispatch keys the mode key changes"
+            )
         header = {
             "mode": mode,
             "optimizer_handoff": "none",
@@ -77,6 +89,7 @@ class Monitor:
             "device": device,
             "dispatcher": dispatcher,
             "dispatcher_sample_every": dispatcher_sample_every,
+            "dispatcher_hook": dispatcher_hook,
             "compiled": compiled,
             "optimizer": True,
             "placement": True,

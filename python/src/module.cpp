@@ -89,6 +89,8 @@ class Run {
     o.expected_device = options["device"].cast<std::string>();
     o.dispatcher = options["dispatcher"].cast<bool>();
     o.dispatcher_sample_every = options["dispatcher_sample_every"].cast<int64_t>();
+    o.dispatcher_hook =
+        probes::parse_dispatch_hook(options["dispatcher_hook"].cast<std::string>(), "dispatcher_hook");
     o.compiled = options["compiled"].cast<bool>();
     o.optimizer = options["optimizer"].cast<bool>() && !optimizer_.is_none();
     o.placement = options["placement"].cast<bool>() && !model_.is_none();

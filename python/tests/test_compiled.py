@@ -111,3 +111,28 @@ def test_sampling_still_sees_every_compile_and_the_cliff(run_file):
     assert sum(s["compiled"]["recompiles"] for s in steps) == limit - 1  # ...and no compile
     fallback = [s["step"] for s in steps if "compiled_fallback" in s.get("alerts", [])]
     assert len(fallback) == 1 and 12 + limit - 1 <= fallback[0] <= 12 + limit + 1
+
+
+@pytest.mark.parametrize("hook,compiles", [("record-function", 1), ("mode-key", 2)])
+def test_mode_key_toggled_by_sampling_compiles_a_frame_again(run_file, hook, compiles):
+    """Why the mode key needs compiled=False: torch.compile's guards check the thread's dispatch
+    keys, which hold the mode key on observed steps only. Once sampling skips a step, the frame
+    compiled under the key fails its guard and compiles again. Should a LibTorch stop guarding on
+    it, this fails and the Monitor's refusal can go."""
+    seen = []
+
+    def backend(gm, example_inputs):
+        seen.append(gm)
+        return gm.forward
+
+    model = torch.nn.Linear(4, 1)
+    loss_of = torch.compile(lambda x, y: torch.nn.functional.mse_loss(model(x), y), backend=backend)
+    x, y = torch.randn(8, 4), torch.randn(8, 1)
+    with recompdiag.Monitor(model, None, run_file, compiled=False, log_alerts=False,
+                            dispatcher_sample_every=2, warmup_steps=0, dispatcher_hook=hook) as m:
+        for step in range(60):
+            with m.step(step) as s:
+                s.loss = loss_of(x, y)
+    sampled = [st["dispatch"]["sampled"] for st in read_run(run_file)["step"]]
+    assert sampled[0] and not all(sampled)  # the key was on, then off
+    assert len(seen) == compiles

@@ -103,3 +103,32 @@ def test_bad_event_kind_is_an_input_error(run_file):
 def test_unwritable_run_file_is_an_input_error(tmp_path):
     with pytest.raises(ValueError):
         recompdiag.Monitor(None, None, str(tmp_path / "missing" / "run.jsonl"))
+
+
+def dispatch_counts(run_file, hook):
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 1)
+    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    with recompdiag.Monitor(model, opt, run_file, compiled=False, log_alerts=False,
+                            dispatcher_sample_every=1, dispatcher_hook=hook) as m:
+        small_loop(m, model, opt, 2)
+        small_loop(m, model, opt, 1, start=2, item_in_step=True)
+    return [s["dispatch"] for s in read_run(run_file)["step"]]
+
+
+def test_mode_key_hook_counts_what_record_function_counts(tmp_path):
+    by_hook = {h: dispatch_counts(str(tmp_path / f"{h}.jsonl"), h)
+               for h in ("record-function", "mode-key")}
+    assert by_hook["mode-key"] == by_hook["record-function"]
+    last = by_hook["mode-key"][-1]
+    assert last["ops"] > 0 and last["syncs"] >= 1 and last["recorder_syncs"] >= 1
+
+
+def test_mode_key_hook_needs_compiled_off(run_file):
+    with pytest.raises(ValueError, match="needs compiled=False"):
+        recompdiag.Monitor(None, None, run_file, dispatcher_hook="mode-key")
+
+
+def test_unknown_dispatcher_hook_is_an_input_error(run_file):
+    with pytest.raises(ValueError, match="dispatcher_hook: unknown hook 'profiler'"):
+        recompdiag.Monitor(None, None, run_file, dispatcher_hook="profiler")

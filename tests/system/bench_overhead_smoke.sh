@@ -23,6 +23,12 @@ for arm in 'monitor off' 'all CPU probes' 'probes, inputs 1/10, counted' \
   'probes, inputs 1/10, counted, mode key' 'probes, dispatcher 1/10 (default)' 'LibTorch profiler (CPU)'; do
   grep -q "^$arm  " "$tmp/out" || fail "no row for '$arm'"
 done
+# The columns line up: each row's ms/step figure ends where the header's "ms/step" does.
+awk '/^arm +ms\/step/ { end = index($0, "ms/step") + 6 }
+  end && /^(monitor off|all CPU probes|probes|LibTorch profiler \(CPU\))[ ,]/ &&
+  substr($0, end - 3, 5) !~ /^\.[0-9][0-9][0-9] $/ { bad = bad "\n" $0 }
+  END { if (!end || bad != "") { print "misaligned rows:" bad; exit 1 } }' "$tmp/out" ||
+  fail "the table's ms/step column does not line up"
 # Every arm but the baseline: a ratio and a bracketed interval.
 rows=$(grep -Ec '^(all CPU|probes|LibTorch profiler \(CPU\)).* \[[0-9.]+, [0-9.]+\]' "$tmp/out")
 [ "$rows" -ge 4 ] || fail "$rows rows with an interval, expected at least 4"

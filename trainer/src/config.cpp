@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "recompdiag/core/error.h"
+#include "recompdiag/probes/dispatcher_probe.h"
 
 namespace recompdiag::trainer {
 
@@ -114,9 +115,7 @@ void TrainConfig::validate() const {
   if (dispatch_sample_every < 1)
     throw InputError("--dispatch-sample-every must be >= 1, got " +
                      std::to_string(dispatch_sample_every));
-  if (dispatch_hook != "record-function" && dispatch_hook != "mode-key")
-    throw InputError("--dispatch-hook: unknown hook '" + dispatch_hook +
-                     "' (expected record-function or mode-key)");
+  probes::parse_dispatch_hook(dispatch_hook, "--dispatch-hook");
   if (threads < 0) throw InputError("--threads must be >= 0, got " + std::to_string(threads));
   if (distributed) {
     distributed->validate();

@@ -150,8 +150,7 @@ TwoPhaseTrainer::TwoPhaseTrainer(TrainConfig config) : impl_(std::make_unique<Im
     options.event_sink = &m.sinks;
     options.log_alerts = c.log_alerts;
     options.dispatcher_sample_every = c.dispatch_sample_every;
-    options.dispatcher_hook = c.dispatch_hook == "mode-key" ? probes::DispatchHook::kModeKey
-                                                            : probes::DispatchHook::kRecordFunction;
+    options.dispatcher_hook = probes::parse_dispatch_hook(c.dispatch_hook, "--dispatch-hook");
     options.comm = m.group != nullptr;
     options.take_turns = !m.group || m.group->rank() == 0;  // a job takes its turns as one
     m.monitor = std::make_unique<probes::Monitor>(*m.model, *m.adam, options);

@@ -2,6 +2,7 @@
 // beside what LibTorch's own profiler costs the same step. The bench is library code
 // (recompdiag/trainer/overhead_bench.h); this file declares its flags and prints its result.
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -57,9 +58,12 @@ void print(const OverheadBenchResult& r) {
       "ms/step: the median of the rounds' block means; ratio: the 20%%-trimmed mean of the "
       "per-round ratios of block means to monitor off (each round timed every arm), with its 95%% "
       "interval\n");
-  std::printf("%-34s %10s %9s  %s\n", "arm", "ms/step", "ratio", "95% interval");
+  // The name column fits the longest arm name, so the figures line up.
+  int width = 3;
+  for (const OverheadArm& arm : r.arms) width = std::max(width, static_cast<int>(arm.name.size()));
+  std::printf("%-*s %10s %9s  %s\n", width, "arm", "ms/step", "ratio", "95% interval");
   for (const OverheadArm& arm : r.arms) {
-    std::printf("%-34s %10.3f ", arm.name.c_str(), arm.median_ms);
+    std::printf("%-*s %10.3f ", width, arm.name.c_str(), arm.median_ms);
     std::printf("%s\n", arm.ratio ? describe(*arm.ratio).c_str() : "        1");
   }
   const double base = r.baseline().median_ms;

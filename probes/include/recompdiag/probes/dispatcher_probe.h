@@ -57,6 +57,13 @@ enum class DispatchHook {
   kModeKey,
 };
 
+/// The hook's name in flags, run headers and the Python API: "record-function" or "mode-key".
+const char* dispatch_hook_name(DispatchHook hook);
+
+/// The hook named `name` (as dispatch_hook_name writes it); throws InputError naming `what` (a
+/// flag, an argument) and both names when it is neither.
+DispatchHook parse_dispatch_hook(const std::string& name, const std::string& what);
+
 /// Options of the dispatcher probe.
 struct DispatcherOptions {
   /// Device the model is meant to train on ("cpu", "cuda", "cuda:1"): ops on the host count as
