@@ -361,8 +361,14 @@ const std::string& mode_key_registration() {
       size_t n = 0;
       auto& dispatcher = c10::Dispatcher::singleton();
       for (const c10::OperatorName& name : dispatcher.getAllOpNames()) {
-        if (n == g_unobserved.size() || c10::ObservedOperators::isObserved(name)) continue;
-        if (const auto op = dispatcher.findOp(name)) g_unobserved[n++] = &op->operator_name();
+        if (c10::ObservedOperators::isObserved(name)) continue;
+        const auto op = dispatcher.findOp(name);
+        if (!op) continue;
+        // A LibTorch with more would have the mode key count ops RecordFunction skips.
+        if (n == g_unobserved.size())
+          return "mode key fallback not registered: this LibTorch has more than " +
+                 std::to_string(g_unobserved.size()) + " unobserved operators";
+        g_unobserved[n++] = &op->operator_name();
       }
       // Never destroyed, so never deregistered (above). Held by a global, not dropped, so that
       // LeakSanitizer sees it as live.
@@ -379,16 +385,6 @@ const std::string& mode_key_registration() {
 }
 
 }  // namespace
-
-const char* dispatch_hook_name(DispatchHook hook) {
-  return hook == DispatchHook::kModeKey ? "mode-key" : "record-function";
-}
-
-DispatchHook parse_dispatch_hook(const std::string& name, const std::string& what) {
-  for (const DispatchHook hook : {DispatchHook::kRecordFunction, DispatchHook::kModeKey})
-    if (name == dispatch_hook_name(hook)) return hook;
-  throw InputError(what + ": unknown hook '" + name + "' (expected record-function or mode-key)");
-}
 
 RecorderRead::RecorderRead() { ++t_nesting.recorder; }
 

@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "recompdiag/core/error.h"
-#include "recompdiag/probes/dispatcher_probe.h"
+#include "recompdiag/probes/dispatch_hook.h"
 
 namespace recompdiag::trainer {
 

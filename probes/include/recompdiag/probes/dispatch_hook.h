@@ -1,0 +1,39 @@
+#pragma once
+/// \file
+/// Which hook the dispatcher probe sees ops through, and the hooks' names in flags, run headers
+/// and the Python API. Torch-free, so that flag parsers validate a hook name without LibTorch.
+
+#include <string>
+
+namespace recompdiag::probes {
+
+/// How the dispatcher probe sees a step's ops. Both count each entry into the dispatcher (`call`,
+/// not `redispatch`, nested ones included) except the metadata reads RecordFunction skips
+/// (`aten::size`, `aten::is_leaf`, ...). They differ on TorchScript's own operators, which are not
+/// dispatcher ops: the RecordFunction hook sees the interpreter's record of one (as
+/// `_grad_sum_to_size` in an optimized graph's backward), the mode key the ATen ops it calls.
+enum class DispatchHook {
+  /// A global RecordFunction callback, registered for each observed step: sees ops on every
+  /// thread, and the recorder's reads marked by either `RECORD_USER_SCOPE(kRecorderReadScope)` or
+  /// RecorderRead.
+  kRecordFunction,
+  /// A boxed fallback of the dispatcher on a mode key, which begin_step includes in the calling
+  /// thread's dispatch keys and end_step removes: sees that thread's ops and those of the autograd
+  /// engine's threads running its backward (LibTorch carries the key there), and no other
+  /// thread's. No RecordFunction callback is registered, so LibTorch's per-op records, the
+  /// engine's node names and its callback state rebuilds stay off; instead every observed op runs
+  /// boxed (its arguments moved into a stack of IValues), as under a `__torch_dispatch__` mode.
+  /// Only RecorderRead marks the recorder's reads. LibTorch reserves no dispatch key for tools:
+  /// the key is `TESTING_ONLY_GenericMode`, registered once per process and kept; the probe is
+  /// unavailable when another library has registered a fallback for it.
+  kModeKey,
+};
+
+/// The hook's name in flags, run headers and the Python API: "record-function" or "mode-key".
+const char* dispatch_hook_name(DispatchHook hook);
+
+/// The hook named `name` (as dispatch_hook_name writes it); throws InputError naming `what` (a
+/// flag, an argument) and both names when it is neither.
+DispatchHook parse_dispatch_hook(const std::string& name, const std::string& what);
+
+}  // namespace recompdiag::probes
