@@ -205,7 +205,9 @@ float mixed_step(const torch::Tensor& w) {
     const probes::RecorderRead read;
     value += loss.item<float>();
   }
-  return value + five_ops(3) + static_cast<float>(elsewhere.numel());
+  // A boolean mask's index finds the mask's true entries: a sync nested in a plain op.
+  const torch::Tensor picked = torch::arange(4).index({torch::arange(4) > 1});
+  return value + five_ops(3) + static_cast<float>(elsewhere.numel() + picked.numel());
 }
 
 // Two steps of mixed_step under `hook`: inspected (step 0), then counted by name (step 1).
@@ -220,7 +222,7 @@ std::vector<DispatchStats> mixed_steps(probes::DispatchHook hook) {
   std::vector<DispatchStats> steps;
   for (int64_t step = 0; step < 2; ++step) {
     probe.begin_step(step);
-    CHECK(mixed_step(w) == 54.0f * 2 + 18.0f + 4.0f);
+    CHECK(mixed_step(w) == 54.0f * 2 + 18.0f + 4.0f + 2.0f);
     steps.push_back(probe.end_step());
   }
   return steps;
@@ -233,6 +235,10 @@ TEST_CASE("dispatcher probe, mode key: the same counts as the RecordFunction cal
   const std::vector<DispatchStats> by_key = mixed_steps(probes::DispatchHook::kModeKey);
   CHECK_FALSE(at::hasGlobalCallbacks());
   CHECK_FALSE(c10::impl::tls_is_dispatch_key_included(c10::DispatchKey::TESTING_ONLY_GenericMode));
+  // What a counted op's frame changed is undone with it.
+  CHECK_FALSE(c10::impl::tls_is_dispatch_key_excluded(c10::DispatchKey::TESTING_ONLY_GenericMode));
+  CHECK_FALSE(
+      c10::impl::tls_is_dispatch_key_included(c10::DispatchKey::TESTING_ONLY_GenericWrapper));
   for (size_t i = 0; i < 2; ++i) {
     CAPTURE(i);
     const DispatchStats& a = by_callback[i];
@@ -248,9 +254,10 @@ TEST_CASE("dispatcher probe, mode key: the same counts as the RecordFunction cal
     CHECK(b.new_signatures == a.new_signatures);
     CHECK(b.dropped == a.dropped);
   }
-  // By hand: the item outside the read syncs for the step (five_ops' item too), the one inside
-  // for the recorder; the copy is seen on the inspected step only.
-  CHECK(by_key[0].syncs == 2);
+  // By hand: the item outside the read syncs for the step (five_ops' item and the mask's
+  // nonzero too), the one inside for the recorder; the copy is seen on the inspected step only.
+  CHECK(by_key[0].syncs == 3);
+  CHECK(by_key[1].syncs == 3);
   CHECK(by_key[0].recorder_syncs == 1);
   CHECK(by_key[0].copies_h2d == 1);
   CHECK(by_key[0].bytes_h2d == 4 * 4);

@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cstring>
 #include <unordered_set>
+#include <vector>
 
 #include "detail/dispatch_state.h"
 #include "recompdiag/core/error.h"
@@ -306,6 +307,11 @@ at::RecordFunctionCallback make_callback(bool inputs) {
 // (the key sits above autograd), is counted, and goes on to the keys below with its arguments
 // boxed. Only ops come here, so the op's class needs no stack: this frame holds it.
 constexpr c10::DispatchKey kModeKey = c10::DispatchKey::TESTING_ONLY_GenericMode;
+// Inside an op counted by name, what it calls runs without the mode key and with this one, which
+// falls through for every op but the syncs: the dispatcher leaves a key that falls through out of
+// an op's key set (as Autocast's does), so the nested ops run unboxed and unseen, as they cost
+// nothing to count, and only a nested sync is boxed to be counted. It is below the mode key.
+constexpr c10::DispatchKey kNestedSyncKey = c10::DispatchKey::TESTING_ONLY_GenericWrapper;
 
 // The ops RecordFunction never records (c10::ObservedOperators: aten::size, aten::is_leaf,
 // aten::_version, ...: metadata reads), told apart by the address of their name, which the
@@ -321,6 +327,13 @@ bool unobserved(const c10::OperatorHandle& op) {
   return false;
 }
 
+// Ends what count_op started when the fallback's frame goes, the op thrown out of or not.
+struct CloseOp {
+  Nesting& n;
+  OpClass cls;
+  ~CloseOp() { close_op(n, cls); }
+};
+
 void mode_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
                    torch::jit::Stack* stack) {
   const c10::DispatchKeySet below =
@@ -335,32 +348,57 @@ void mode_fallback(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
   }
   const char* name = op.operator_name().name.c_str();
   const OpClass cls = classify(name);
+  const bool inspecting = s->inspecting.load(std::memory_order_relaxed);
   // The op's arguments are the top of the stack.
-  count_op(s, n, name, cls, s->inspecting.load(std::memory_order_relaxed), [&] {
+  count_op(s, n, name, cls, inspecting, [&] {
     const size_t args = op.schema().arguments().size();
     return c10::ArrayRef<const c10::IValue>(stack->data() + stack->size() - args, args);
   });
-  struct Close {
-    Nesting& n;
-    OpClass cls;
-    ~Close() { close_op(n, cls); }
-  } close{n, cls};
+  const CloseOp close{n, cls};
+  if (inspecting) {
+    // Nested ops tell their devices and copies: each comes here too.
+    op.redispatchBoxed(below, stack);
+    return;
+  }
+  // Counting by name needs of the nested ops only their syncs.
+  const c10::impl::ExcludeDispatchKeyGuard no_mode_key(kModeKey);
+  const c10::impl::IncludeDispatchKeyGuard nested_syncs(kNestedSyncKey);
   op.redispatchBoxed(below, stack);
 }
 
-// The mode key's fallback registration (below); set once, never freed.
-torch::Library* g_mode_library = nullptr;
+// The nested sync key's kernel of the sync ops (classify: kSync), reached only inside an op that
+// the mode key counted by name.
+void nested_sync(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
+                 torch::jit::Stack* stack) {
+  const c10::DispatchKeySet below =
+      keys & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER, kNestedSyncKey);
+  State* s = g_state.load(std::memory_order_acquire);
+  Nesting& n = t_nesting;
+  count_op(s, n, op.operator_name().name.c_str(), OpClass::kSync, false,
+           [] { return c10::ArrayRef<const c10::IValue>(); });
+  const CloseOp close{n, OpClass::kSync};
+  op.redispatchBoxed(below, stack);
+}
 
-// Registers the mode key's fallback, once per process and for good: a thread may keep the key
-// after its probe is gone (a step that never ended), and a key with no kernel would fail every op
-// it dispatches. Returns "" when registered, else why not.
+// The registrations of both keys' fallbacks and of the nested sync key's kernels (below); set
+// once, never freed. Plain pointers, never destroyed, so that LeakSanitizer sees them as live at
+// exit.
+std::array<torch::Library*, 3> g_mode_libraries{};
+
+// Registers both keys' fallbacks and kernels, once per process and for good: a thread may keep
+// the key after its probe is gone (a step that never ended), and a key with no kernel would fail
+// every op it dispatches. Returns "" when registered, else why not.
 const std::string& mode_key_registration() {
   static const std::string why = []() -> std::string {
     try {
       // Every overload of each (aten::size.int, aten::size.Dimname, ...), as RecordFunction.
       size_t n = 0;
+      std::vector<std::string> syncs;
       auto& dispatcher = c10::Dispatcher::singleton();
       for (const c10::OperatorName& name : dispatcher.getAllOpNames()) {
+        if (classify(name.name.c_str()) == OpClass::kSync)
+          syncs.push_back(name.overload_name.empty() ? name.name
+                                                     : name.name + "." + name.overload_name);
         if (c10::ObservedOperators::isObserved(name)) continue;
         const auto op = dispatcher.findOp(name);
         if (!op) continue;
@@ -370,10 +408,17 @@ const std::string& mode_key_registration() {
                  std::to_string(g_unobserved.size()) + " unobserved operators";
         g_unobserved[n++] = &op->operator_name();
       }
-      // Never destroyed, so never deregistered (above). Held by a global, not dropped, so that
-      // LeakSanitizer sees it as live.
-      g_mode_library = new torch::Library(torch::Library::IMPL, "_", kModeKey, __FILE__, __LINE__);
-      g_mode_library->fallback(torch::CppFunction::makeFromBoxedFunction<&mode_fallback>());
+      // Never destroyed, so never deregistered (above).
+      auto library = [](size_t i, const char* ns, c10::DispatchKey key) {
+        g_mode_libraries[i] = new torch::Library(torch::Library::IMPL, ns, key, __FILE__, __LINE__);
+        return g_mode_libraries[i];
+      };
+      library(0, "_", kModeKey)
+          ->fallback(torch::CppFunction::makeFromBoxedFunction<&mode_fallback>());
+      library(1, "_", kNestedSyncKey)->fallback(torch::CppFunction::makeFallthrough());
+      torch::Library* sync_kernels = library(2, "aten", kNestedSyncKey);  // classify: aten's
+      for (const std::string& sync : syncs)
+        sync_kernels->impl(sync.c_str(), torch::CppFunction::makeFromBoxedFunction<&nested_sync>());
       return "";
     } catch (const c10::Error& e) {
       return std::string("mode key fallback not registered: ") + e.what_without_backtrace();

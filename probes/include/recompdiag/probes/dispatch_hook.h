@@ -21,11 +21,14 @@ enum class DispatchHook {
   /// thread's dispatch keys and end_step removes: sees that thread's ops and those of the autograd
   /// engine's threads running its backward (LibTorch carries the key there), and no other
   /// thread's. No RecordFunction callback is registered, so LibTorch's per-op records, the
-  /// engine's node names and its callback state rebuilds stay off; instead every observed op runs
-  /// boxed (its arguments moved into a stack of IValues), as under a `__torch_dispatch__` mode.
-  /// Only RecorderRead marks the recorder's reads. LibTorch reserves no dispatch key for tools:
-  /// the key is `TESTING_ONLY_GenericMode`, registered once per process and kept; the probe is
-  /// unavailable when another library has registered a fallback for it.
+  /// engine's node names and its callback state rebuilds stay off; instead observed ops run boxed
+  /// (their arguments moved into a stack of IValues), as under a `__torch_dispatch__` mode: on a
+  /// step that reads op inputs every op, on a step counted by name only each outermost op and the
+  /// syncs nested in it (what it calls runs under a second key that falls through for every other
+  /// op). Only RecorderRead marks the recorder's reads. LibTorch reserves no dispatch key for
+  /// tools: the keys are `TESTING_ONLY_GenericMode` and `TESTING_ONLY_GenericWrapper`, registered
+  /// once per process and kept; the probe is unavailable when another library has registered a
+  /// fallback for either.
   kModeKey,
 };
 
