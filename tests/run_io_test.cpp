@@ -235,6 +235,40 @@ TEST_CASE("bad files are rejected with the file, the line and the kind of fault"
   CHECK(f.line == 2);
 }
 
+TEST_CASE("an integer field takes an integral number that fits, and refuses one that does not") {
+  const std::string header = to_json_line(sample_header()) + "\n";
+  const std::string step = to_json_line(sample_step(1)) + "\n";
+  auto refusal = [](const std::string& text) {
+    try {
+      parse_run_file(text, "ints.jsonl");
+    } catch (const RunFileError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  // 1e3 is an integer written as a float; 1e19 is past int64, and casting it is undefined.
+  const RunFile run = parse_run_file(header + R"({"type":"step","step":1e3,"wall_ms":1})", "x");
+  CHECK(run.steps.at(0).step == 1000);
+  CHECK(refusal(header + R"({"type":"step","step":1e19,"wall_ms":1})" + "\n" + step) ==
+        "ints.jsonl:2: 'step' is out of range");
+  const std::string event = R"({"type":"event","event":"compile","step":)";
+  CHECK(parse_run_file(header + event + "4.0}\n" + step, "x").events.at(0).step == 4);
+  CHECK(refusal(header + event + "1e19}\n" + step) ==
+        "ints.jsonl:2: 'step' is out of range");
+  CHECK(refusal(header + R"({"type":"event","event":"compile","phase":4294967297})" + "\n" +
+                step) == "ints.jsonl:2: 'phase' is out of range");
+  CHECK(refusal(header + R"({"type":"summary","steps":-1e300})" + "\n") ==
+        "ints.jsonl:2: 'steps' is out of range");
+  nlohmann::json negative_seed = nlohmann::json::parse(to_json_line(sample_header()));
+  negative_seed["seed"] = -1;
+  CHECK(refusal(negative_seed.dump() + "\n" + step) ==
+        "ints.jsonl:1: 'seed' is out of range");
+  CHECK(refusal(header + R"({"type":"step","step":2.5,"wall_ms":1})" + "\n" + step) ==
+        "ints.jsonl:2: 'step' is not an integer");
+  CHECK(refusal(header + R"({"type":"summary","alerts":"3"})" + "\n") ==
+        "ints.jsonl:2: 'alerts' is not an integer");
+}
+
 TEST_CASE("a run-file error is an InputError, so every command exits 2 on it") {
   CHECK_THROWS_AS(parse_run_file("", "x.jsonl"), InputError);
   CHECK_THROWS_AS(read_run_file("/nonexistent/dir/run.jsonl"), RunFileError);

@@ -49,9 +49,46 @@ int64_t get_int(const element& e, const char* what) {
   int64_t i;
   if (e.get_int64().get(i) == simdjson::SUCCESS) return i;
   double d;
-  if (e.get_double().get(d) == simdjson::SUCCESS && std::floor(d) == d)
-    return static_cast<int64_t>(d);
+  uint64_t u;
+  if (e.get_double().get(d) == simdjson::SUCCESS && std::floor(d) == d) {
+    // An integral double converts only inside int64's range; 1e19 would be undefined behaviour.
+    if (d >= -0x1p63 && d < 0x1p63) return static_cast<int64_t>(d);
+    throw LineError(std::string("'") + what + "' is out of range");
+  }
+  if (e.get_uint64().get(u) == simdjson::SUCCESS)
+    throw LineError(std::string("'") + what + "' is out of range");
   throw LineError(std::string("'") + what + "' is not an integer");
+}
+
+// An integer field of a header, event or summary line (read through nlohmann): `fallback` when
+// absent; an integer, or an integral number, that fits T. Anything else is refused, since a cast
+// of 1e19 or of 2^40 into a narrower type is undefined or silently wrong.
+template <class T>
+T json_integer(const nlohmann::json& j, const char* key, T fallback) {
+  const auto it = j.find(key);
+  if (it == j.end()) return fallback;
+  const std::string field = std::string("'") + key + "'";
+  constexpr auto lo = std::numeric_limits<T>::min();
+  constexpr auto hi = std::numeric_limits<T>::max();
+  if (it->is_number_unsigned()) {
+    if (it->get<uint64_t>() > static_cast<uint64_t>(hi))
+      throw LineError(field + " is out of range");
+  } else if (it->is_number_integer()) {
+    const auto i = it->get<int64_t>();
+    const bool fits = lo >= 0 ? i >= 0 && static_cast<uint64_t>(i) <= static_cast<uint64_t>(hi)
+                              : i >= static_cast<int64_t>(lo) && i <= static_cast<int64_t>(hi);
+    if (!fits) throw LineError(field + " is out of range");
+  } else if (it->is_number_float()) {
+    const double d = it->get<double>();
+    if (std::floor(d) != d) throw LineError(field + " is not an integer");
+    // hi + 1 is a power of two, exact as a double, where hi itself may not be.
+    if (d < static_cast<double>(lo) || d >= 2.0 * static_cast<double>(hi / 2 + 1))
+      throw LineError(field + " is out of range");
+    return static_cast<T>(d);
+  } else {
+    throw LineError(field + " is not an integer");
+  }
+  return it->get<T>();
 }
 
 std::vector<double> get_doubles(const element& e) {
@@ -169,7 +206,7 @@ RunHeader read_header(const element& e) {
   if (!j.contains("schema") || !j["schema"].is_number_integer())
     throw LineError("run header has no integer 'schema'");
   RunHeader h;
-  h.schema = j["schema"].get<int>();
+  h.schema = json_integer(j, "schema", 0);
   if (h.schema != kRunSchemaVersion) {
     throw LineError("unknown schema version " + std::to_string(h.schema) +
                         " (this recompdiag reads " + std::to_string(kRunSchemaVersion) + ")",
@@ -193,15 +230,14 @@ RunHeader read_header(const element& e) {
   h.step_timing = str("step_timing");
   if (j.contains("config")) h.config = j["config"];
   if (j.contains("probes")) h.probes = j["probes"];
-  h.seed = j.value("seed", uint64_t{0});
+  h.seed = json_integer(j, "seed", uint64_t{0});
   h.start_time = str("start_time");
   h.host = str("host");
   // Files from before data-parallel runs have no rank fields: a single process.
   auto integer = [&](const char* k, int fallback) {
-    if (!j.contains(k)) return fallback;
-    if (!j[k].is_number_integer())
+    if (j.contains(k) && !j[k].is_number_integer())
       throw LineError(std::string("run header's '") + k + "' is not an integer");
-    return j[k].get<int>();
+    return json_integer(j, k, fallback);
   };
   h.rank = integer("rank", 0);
   h.world_size = integer("world_size", 1);
@@ -219,8 +255,8 @@ EventRecord read_event(const element& e) {
   auto kind = parse_event_kind(j.value("event", ""));
   if (!kind) throw LineError("unknown event '" + j.value("event", "") + "'");
   ev.kind = *kind;
-  ev.step = j.value("step", int64_t{0});
-  ev.phase = j.value("phase", 1);
+  ev.step = json_integer(j, "step", int64_t{0});
+  ev.phase = json_integer(j, "phase", 1);
   ev.reason = j.value("reason", "");
   if (j.contains("detail")) ev.detail = j["detail"];
   return ev;
@@ -233,10 +269,10 @@ RunSummary read_summary(const element& e) {
     return j.contains(k) && j[k].is_number() ? j[k].get<double>()
                                              : std::numeric_limits<double>::quiet_NaN();
   };
-  s.steps = j.value("steps", int64_t{0});
+  s.steps = json_integer(j, "steps", int64_t{0});
   s.elapsed_s = num("elapsed_s");
-  s.compiles = j.value("compiles", int64_t{0});
-  s.alerts = j.value("alerts", int64_t{0});
+  s.compiles = json_integer(j, "compiles", int64_t{0});
+  s.alerts = json_integer(j, "alerts", int64_t{0});
   s.final_loss = num("final_loss");
   if (j.contains("final_head_losses"))
     for (const auto& v : j["final_head_losses"])
