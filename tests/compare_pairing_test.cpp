@@ -4,6 +4,7 @@
 // run-to-run spread is measured.
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <random>
@@ -284,6 +285,27 @@ TEST_CASE("a noise profile is measured from runs, written, read back and applied
   test::write_text(dir.file("junk.json"), "not json");
   CHECK_THROWS_AS(read_noise_profile(dir.file("junk.json")), InputError);
   CHECK_THROWS_AS(read_noise_profile(dir.file("missing.json")), InputError);
+
+  // An integer past its type's range is refused by name, not cast (1e19 into int64 is undefined).
+  auto refusal = [&](const char* key, const nlohmann::json& value) {
+    nlohmann::json j = nlohmann::json::parse(test::read_text(dir.file("noise.json")));
+    if (std::string(key) == "phase")
+      j["phases"][0]["phase"] = value;
+    else
+      j[key] = value;
+    test::write_text(dir.file("edited.json"), j.dump());
+    try {
+      read_noise_profile(dir.file("edited.json"));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(refusal("degrees_of_freedom", 1e19).find("'degrees_of_freedom' is out of range") !=
+        std::string::npos);
+  CHECK(refusal("runs", 2.5).find("'runs' is not an integer") != std::string::npos);
+  CHECK(refusal("phase", 4294967297LL).find("'phase' is out of range") != std::string::npos);
+  CHECK(refusal("runs", 4.0).empty());
 }
 
 TEST_CASE("counted cost: a slow step both runs have, with the event on one side only, cancels") {

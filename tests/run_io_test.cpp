@@ -265,6 +265,11 @@ TEST_CASE("an integer field takes an integral number that fits, and refuses one 
         "ints.jsonl:1: 'seed' is out of range");
   CHECK(refusal(header + R"({"type":"step","step":2.5,"wall_ms":1})" + "\n" + step) ==
         "ints.jsonl:2: 'step' is not an integer");
+  // A step's phase and epoch are ints: the fast path hands 2^32 + 1 to the slow one, which says so.
+  CHECK(refusal(header + R"({"type":"step","step":1,"phase":4294967297,"wall_ms":1})" + "\n" +
+                step) == "ints.jsonl:2: 'phase' is out of range");
+  CHECK(refusal(header + R"({"type":"step","step":1,"epoch":-2147483649,"wall_ms":1})" + "\n" +
+                step) == "ints.jsonl:2: 'epoch' is out of range");
   CHECK(refusal(header + R"({"type":"summary","alerts":"3"})" + "\n") ==
         "ints.jsonl:2: 'alerts' is not an integer");
 }

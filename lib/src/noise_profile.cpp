@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "detail/compare_parts.h"
+#include "detail/json_integer.h"
 #include "recompdiag/core/analysis.h"
 #include "recompdiag/core/error.h"
 
@@ -119,17 +120,21 @@ NoiseProfile read_noise_profile(const std::string& path) {
                      " is not " + std::to_string(NoiseProfile::kSchema));
   }
   NoiseProfile p;
+  auto integer = [&](const nlohmann::json& v, const char* key, auto* out) {
+    if (const char* why = detail::json_integer(v, out))
+      throw InputError(path + ": noise profile's '" + key + "' " + why);
+  };
   try {
     p.run_noise = j.at("run_noise").get<double>();
-    p.degrees_of_freedom = j.at("degrees_of_freedom").get<int64_t>();
-    p.runs = j.at("runs").get<int64_t>();
+    integer(j.at("degrees_of_freedom"), "degrees_of_freedom", &p.degrees_of_freedom);
+    integer(j.at("runs"), "runs", &p.runs);
     p.host = j.value("host", std::string());
     p.tool_version = j.value("tool_version", std::string());
     p.config = j.value("config", nlohmann::json::object());
     p.paths = j.value("paths", std::vector<std::string>());
     for (const auto& ph : j.value("phases", nlohmann::json::array())) {
       PhaseNoise n;
-      n.phase = ph.at("phase").get<int>();
+      integer(ph.at("phase"), "phase", &n.phase);
       n.spread = ph.at("spread").get<double>();
       n.medians_ms = ph.value("medians_ms", std::vector<double>());
       p.phases.push_back(std::move(n));

@@ -10,6 +10,7 @@
 #include <limits>
 #include <string_view>
 
+#include "detail/json_integer.h"
 #include "detail/step_line.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/record_fields.h"
@@ -60,35 +61,22 @@ int64_t get_int(const element& e, const char* what) {
   throw LineError(std::string("'") + what + "' is not an integer");
 }
 
-// An integer field of a header, event or summary line (read through nlohmann): `fallback` when
-// absent; an integer, or an integral number, that fits T. Anything else is refused, since a cast
-// of 1e19 or of 2^40 into a narrower type is undefined or silently wrong.
+int get_int32(const element& e, const char* what) {
+  const int64_t i = get_int(e, what);
+  if (i < std::numeric_limits<int>::min() || i > std::numeric_limits<int>::max())
+    throw LineError(std::string("'") + what + "' is out of range");
+  return static_cast<int>(i);
+}
+
+// An integer field of a header, event or summary line: `fallback` when absent.
 template <class T>
-T json_integer(const nlohmann::json& j, const char* key, T fallback) {
+T integer_field(const nlohmann::json& j, const char* key, T fallback) {
   const auto it = j.find(key);
   if (it == j.end()) return fallback;
-  const std::string field = std::string("'") + key + "'";
-  constexpr auto lo = std::numeric_limits<T>::min();
-  constexpr auto hi = std::numeric_limits<T>::max();
-  if (it->is_number_unsigned()) {
-    if (it->get<uint64_t>() > static_cast<uint64_t>(hi))
-      throw LineError(field + " is out of range");
-  } else if (it->is_number_integer()) {
-    const auto i = it->get<int64_t>();
-    const bool fits = lo >= 0 ? i >= 0 && static_cast<uint64_t>(i) <= static_cast<uint64_t>(hi)
-                              : i >= static_cast<int64_t>(lo) && i <= static_cast<int64_t>(hi);
-    if (!fits) throw LineError(field + " is out of range");
-  } else if (it->is_number_float()) {
-    const double d = it->get<double>();
-    if (std::floor(d) != d) throw LineError(field + " is not an integer");
-    // hi + 1 is a power of two, exact as a double, where hi itself may not be.
-    if (d < static_cast<double>(lo) || d >= 2.0 * static_cast<double>(hi / 2 + 1))
-      throw LineError(field + " is out of range");
-    return static_cast<T>(d);
-  } else {
-    throw LineError(field + " is not an integer");
-  }
-  return it->get<T>();
+  T v = fallback;
+  if (const char* why = detail::json_integer(*it, &v))
+    throw LineError(std::string("'") + key + "' " + why);
+  return v;
 }
 
 std::vector<double> get_doubles(const element& e) {
@@ -164,9 +152,9 @@ void read_step(const object& obj, StepRecord& s, bool* has_wall) {
     if (key == "step")
       s.step = get_int(value, "step");
     else if (key == "phase")
-      s.phase = static_cast<int>(get_int(value, "phase"));
+      s.phase = get_int32(value, "phase");
     else if (key == "epoch")
-      s.epoch = static_cast<int>(get_int(value, "epoch"));
+      s.epoch = get_int32(value, "epoch");
     else if (key == "step_in_phase")
       s.step_in_phase = get_int(value, "step_in_phase");
     else if (key == "wall_ms") {
@@ -206,7 +194,7 @@ RunHeader read_header(const element& e) {
   if (!j.contains("schema") || !j["schema"].is_number_integer())
     throw LineError("run header has no integer 'schema'");
   RunHeader h;
-  h.schema = json_integer(j, "schema", 0);
+  h.schema = integer_field(j, "schema", 0);
   if (h.schema != kRunSchemaVersion) {
     throw LineError("unknown schema version " + std::to_string(h.schema) +
                         " (this recompdiag reads " + std::to_string(kRunSchemaVersion) + ")",
@@ -230,14 +218,14 @@ RunHeader read_header(const element& e) {
   h.step_timing = str("step_timing");
   if (j.contains("config")) h.config = j["config"];
   if (j.contains("probes")) h.probes = j["probes"];
-  h.seed = json_integer(j, "seed", uint64_t{0});
+  h.seed = integer_field(j, "seed", uint64_t{0});
   h.start_time = str("start_time");
   h.host = str("host");
   // Files from before data-parallel runs have no rank fields: a single process.
   auto integer = [&](const char* k, int fallback) {
     if (j.contains(k) && !j[k].is_number_integer())
       throw LineError(std::string("run header's '") + k + "' is not an integer");
-    return json_integer(j, k, fallback);
+    return integer_field(j, k, fallback);
   };
   h.rank = integer("rank", 0);
   h.world_size = integer("world_size", 1);
@@ -255,8 +243,8 @@ EventRecord read_event(const element& e) {
   auto kind = parse_event_kind(j.value("event", ""));
   if (!kind) throw LineError("unknown event '" + j.value("event", "") + "'");
   ev.kind = *kind;
-  ev.step = json_integer(j, "step", int64_t{0});
-  ev.phase = json_integer(j, "phase", 1);
+  ev.step = integer_field(j, "step", int64_t{0});
+  ev.phase = integer_field(j, "phase", 1);
   ev.reason = j.value("reason", "");
   if (j.contains("detail")) ev.detail = j["detail"];
   return ev;
@@ -269,10 +257,10 @@ RunSummary read_summary(const element& e) {
     return j.contains(k) && j[k].is_number() ? j[k].get<double>()
                                              : std::numeric_limits<double>::quiet_NaN();
   };
-  s.steps = json_integer(j, "steps", int64_t{0});
+  s.steps = integer_field(j, "steps", int64_t{0});
   s.elapsed_s = num("elapsed_s");
-  s.compiles = json_integer(j, "compiles", int64_t{0});
-  s.alerts = json_integer(j, "alerts", int64_t{0});
+  s.compiles = integer_field(j, "compiles", int64_t{0});
+  s.alerts = integer_field(j, "alerts", int64_t{0});
   s.final_loss = num("final_loss");
   if (j.contains("final_head_losses"))
     for (const auto& v : j["final_head_losses"])

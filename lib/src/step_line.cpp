@@ -124,7 +124,10 @@ bool read_step_value(Scanner& in, size_t key, size_t alerts_key, StepRecord& s, 
       return in.integer(s.step);
     case kPhase:
     case kEpoch:
-      if (!in.integer(i)) return false;
+      // Past int's range: the slow path refuses it with the field's name.
+      if (!in.integer(i) || i < std::numeric_limits<int>::min() ||
+          i > std::numeric_limits<int>::max())
+        return false;
       (key == kPhase ? s.phase : s.epoch) = static_cast<int>(i);
       return true;
     case kStepInPhase:
