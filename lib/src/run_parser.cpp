@@ -46,26 +46,22 @@ double get_double(const element& e) {
   throw LineError("expected a number");
 }
 
-int64_t get_int(const element& e, const char* what) {
+// An integer field of a step line, of type T.
+template <class T>
+T get_int(const element& e, const char* what) {
+  T out{};
   int64_t i;
-  if (e.get_int64().get(i) == simdjson::SUCCESS) return i;
-  double d;
   uint64_t u;
-  if (e.get_double().get(d) == simdjson::SUCCESS && std::floor(d) == d) {
-    // An integral double converts only inside int64's range; 1e19 would be undefined behaviour.
-    if (d >= -0x1p63 && d < 0x1p63) return static_cast<int64_t>(d);
-    throw LineError(std::string("'") + what + "' is out of range");
-  }
-  if (e.get_uint64().get(u) == simdjson::SUCCESS)
-    throw LineError(std::string("'") + what + "' is out of range");
-  throw LineError(std::string("'") + what + "' is not an integer");
-}
-
-int get_int32(const element& e, const char* what) {
-  const int64_t i = get_int(e, what);
-  if (i < std::numeric_limits<int>::min() || i > std::numeric_limits<int>::max())
-    throw LineError(std::string("'") + what + "' is out of range");
-  return static_cast<int>(i);
+  double d;
+  const char* why = "is not an integer";
+  if (e.get_int64().get(i) == simdjson::SUCCESS)
+    why = detail::integer_from(i, &out);
+  else if (e.get_uint64().get(u) == simdjson::SUCCESS)
+    why = detail::integer_from(u, &out);
+  else if (e.get_double().get(d) == simdjson::SUCCESS)
+    why = detail::integer_from(d, &out);
+  if (why != nullptr) throw LineError(std::string("'") + what + "' " + why);
+  return out;
 }
 
 // An integer field of a header, event or summary line: `fallback` when absent.
@@ -114,7 +110,7 @@ S read_section(const object& obj, const Section<S>& section) {
             } else if constexpr (std::is_same_v<T, double>) {
               s.*member = get_double(value);
             } else {
-              s.*member = get_int(value, f.name);
+              s.*member = get_int<T>(value, f.name);
             }
           },
           f.member);
@@ -150,13 +146,13 @@ void read_step(const object& obj, StepRecord& s, bool* has_wall) {
   *has_wall = false;
   for (auto [key, value] : obj) {
     if (key == "step")
-      s.step = get_int(value, "step");
+      s.step = get_int<int64_t>(value, "step");
     else if (key == "phase")
-      s.phase = get_int32(value, "phase");
+      s.phase = get_int<int>(value, "phase");
     else if (key == "epoch")
-      s.epoch = get_int32(value, "epoch");
+      s.epoch = get_int<int>(value, "epoch");
     else if (key == "step_in_phase")
-      s.step_in_phase = get_int(value, "step_in_phase");
+      s.step_in_phase = get_int<int64_t>(value, "step_in_phase");
     else if (key == "wall_ms") {
       s.wall_ms = get_double(value);
       *has_wall = true;

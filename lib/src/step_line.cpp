@@ -13,6 +13,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "detail/json_integer.h"
 #include "detail/line_scanner.h"
 #include "recompdiag/core/record_fields.h"
 
@@ -125,11 +126,8 @@ bool read_step_value(Scanner& in, size_t key, size_t alerts_key, StepRecord& s, 
     case kPhase:
     case kEpoch:
       // Past int's range: the slow path refuses it with the field's name.
-      if (!in.integer(i) || i < std::numeric_limits<int>::min() ||
-          i > std::numeric_limits<int>::max())
-        return false;
-      (key == kPhase ? s.phase : s.epoch) = static_cast<int>(i);
-      return true;
+      return in.integer(i) &&
+             detail::integer_from(i, key == kPhase ? &s.phase : &s.epoch) == nullptr;
     case kStepInPhase:
       return in.integer(s.step_in_phase);
     case kWallMs:
