@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include "detail/random.h"
 #include "detail/resample.h"
@@ -38,12 +39,17 @@ int64_t first_insignificant_lag(const std::vector<double>& x, int64_t max_lag) {
 
 StepBlocks make_step_blocks(const std::vector<double>& series, int64_t min_block_length,
                             int64_t min_blocks) {
-  StepBlocks out;
-  out.steps = static_cast<int64_t>(series.size());
-  if (series.empty()) return out;
   std::vector<double> logs;
   logs.reserve(series.size());
   for (double v : series) logs.push_back(std::log(std::max(v, 1e-12)));
+  return make_log_blocks(std::move(logs), min_block_length, min_blocks);
+}
+
+StepBlocks make_log_blocks(std::vector<double> logs, int64_t min_block_length,
+                           int64_t min_blocks) {
+  StepBlocks out;
+  out.steps = static_cast<int64_t>(logs.size());
+  if (logs.empty()) return out;
   const int64_t longest = std::max<int64_t>(1, out.steps / std::max<int64_t>(min_blocks, 1));
   const int64_t max_lag = std::min(kMaxLag, std::max<int64_t>(1, longest / 2));
   out.autocorrelation_lag = first_insignificant_lag(logs, max_lag);

@@ -279,7 +279,9 @@ void compare_phases(detail::SideRuns& sa, detail::SideRuns& sb, const std::set<i
   weak.warn(options, c.warnings);
   detail::judge_phases(c.phases, c.counted_costs, options);
   for (const PhaseComparison& pc : c.phases) {
-    if (pc.unit == ReplicationUnit::kEpochPairs) c.unit = ReplicationUnit::kEpochPairs;
+    if (pc.unit == ReplicationUnit::kEpochPairs || pc.unit == ReplicationUnit::kStepPairs) {
+      c.unit = pc.unit;
+    }
   }
 }
 

@@ -67,6 +67,8 @@ const char* to_string(ReplicationUnit unit) {
       return "runs";
     case ReplicationUnit::kEpochPairs:
       return "epoch_pairs";
+    case ReplicationUnit::kStepPairs:
+      return "step_pairs";
     case ReplicationUnit::kBlocks:
       break;
   }

@@ -105,6 +105,50 @@ std::optional<stats::RatioTest> epoch_pair_test(const std::vector<double>& a,
   return stats::trimmed_paired_ratio_test(pa, pb, kEpochTrim, rto);
 }
 
+// A run's blocks whose medians spread this many times the given run-to-run spread contradict it.
+constexpr double kContradiction = 2.0;
+
+// (q90 - q10) / 2.563 of a run's log block medians: their SD had they been normal, and robust to
+// a few blocks that a burst of load hit. 0 with fewer than three blocks.
+double level_spread(const stats::StepBlocks& blocks) {
+  const std::vector<double>& m = blocks.sorted_log_medians;  // ascending
+  if (m.size() < 3) return 0.0;
+  auto quantile = [&m](double q) {
+    const double at = q * static_cast<double>(m.size() - 1);
+    const auto lo = static_cast<size_t>(std::floor(at));
+    const size_t hi = std::min(lo + 1, m.size() - 1);
+    return m[lo] + (at - static_cast<double>(lo)) * (m[hi] - m[lo]);
+  };
+  return (quantile(0.9) - quantile(0.1)) / 2.563;
+}
+
+// A run whose block medians spread more than this (10%) jumped between levels while it ran.
+constexpr double kLevelJumps = 0.10;
+
+// The steady steps of one phase of a run, in step order, cut into blocks (at least an epoch).
+stats::StepBlocks steady_blocks(const ColumnarRun& run, int phase, int64_t warmup_steps) {
+  std::vector<double> all = phase_series(run, phase);
+  const auto skip = std::min<size_t>(all.size(), static_cast<size_t>(warmup_steps));
+  all.erase(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(skip));
+  return stats::make_step_blocks(all, epoch_steps(run.header));
+}
+
+// Runs as the unit: the t test leans on normally spread run medians, which a machine that jumps
+// between levels does not give (a few runs land on two levels). The exact permutation test (sign
+// flips when paired) bounds its p from below, and where no arrangement of so few runs could be
+// significant, the TOST cannot prove "no change" either.
+void bound_by_permutation(stats::RatioTest& t, const std::vector<double>& a,
+                          const std::vector<double>& b, bool paired) {
+  std::vector<double> la, lb, d;
+  for (double x : a) la.push_back(std::log(x));
+  for (double x : b) lb.push_back(std::log(x));
+  for (size_t i = 0; paired && i < la.size(); ++i) d.push_back(lb[i] - la[i]);
+  const stats::PermutationP perm = paired ? stats::sign_flip_test(d) : stats::permutation_test(la, lb);
+  if (!perm.exact) return;
+  t.p = std::max(t.p, perm.p);
+  t.tost_p = std::max(t.tost_p, perm.min_p / 2.0);
+}
+
 // A test that proves nothing: no measure of the noise.
 stats::RatioTest unknown_noise_test(double log_ratio, const stats::RatioTestOptions& rto) {
   return stats::ratio_test_from_log(log_ratio, std::numeric_limits<double>::infinity(), 1.0, rto);
@@ -197,6 +241,89 @@ bool epoch_pair_phase(PhaseComparison& pc, const SideRuns& a, const SideRuns& b,
   return true;
 }
 
+// Steps per turn when both runs took turns step by step with the same grain, else 0.
+int64_t shared_turn_steps(const SideRuns& a, const SideRuns& b) {
+  const int64_t every = a.files[0]->header.turn_every_steps;
+  return every > 0 && every == b.files[0]->header.turn_every_steps ? every : 0;
+}
+
+// One pair of runs that took turns every `every` steps: A's turn k against B's turn k, which ran
+// next to each other. Steps are paired by their place in the run files (the turns count steps from
+// the first), within the phase in both. False (pc untouched) with fewer than three turns paired.
+bool step_pair_phase(PhaseComparison& pc, const SideRuns& a, const SideRuns& b, int64_t every,
+                     const stats::RatioTestOptions& rto) {
+  const PhaseAnalysis& fa = first_phase(a);
+  const PhaseAnalysis& fb = first_phase(b);
+  const ColumnarRun& ra = *a.files[0];
+  const ColumnarRun& rb = *b.files[0];
+  PackedColumn::Reader phase_a(ra.steps.phase_column());
+  PackedColumn::Reader phase_b(rb.steps.phase_column());
+  // Per turn: the steady steps of each side, and every step's sum.
+  struct Turn {
+    std::vector<double> steady_a, steady_b;
+    double sum_a = 0.0, sum_b = 0.0;
+  };
+  std::vector<Turn> turns;
+  int64_t position_a = 0;  // within the phase
+  int64_t position_b = 0;
+  const size_t n = std::min(ra.steps.size(), rb.steps.size());
+  for (size_t i = 0; i < n; ++i) {
+    const bool in_a = phase_a(i) == pc.phase;
+    const bool in_b = phase_b(i) == pc.phase;
+    const bool steady_a = in_a && position_a++ >= fa.warmup_steps;
+    const bool steady_b = in_b && position_b++ >= fb.warmup_steps;
+    if (!in_a || !in_b) continue;
+    const auto k = static_cast<size_t>(static_cast<int64_t>(i) / every);
+    if (turns.size() <= k) turns.resize(k + 1);
+    Turn& t = turns[k];
+    t.sum_a += ra.steps.wall_ms(i);
+    t.sum_b += rb.steps.wall_ms(i);
+    if (steady_a && steady_b) {
+      t.steady_a.push_back(ra.steps.wall_ms(i));
+      t.steady_b.push_back(rb.steps.wall_ms(i));
+    }
+  }
+  std::vector<double> logs;
+  std::vector<double> sums_a, sums_b;
+  for (Turn& t : turns) {
+    if (t.sum_a > 0.0 && t.sum_b > 0.0) {
+      sums_a.push_back(t.sum_a);
+      sums_b.push_back(t.sum_b);
+    }
+    if (t.steady_a.empty()) continue;
+    const double ma = stats::median(t.steady_a);
+    const double mb = stats::median(t.steady_b);
+    if (ma > 0.0 && mb > 0.0) logs.push_back(std::log(mb / ma));
+  }
+  if (logs.size() < 3 || sums_a.size() < 3) return false;
+  const stats::PairedBlocksTest steady = stats::paired_blocks_ratio_test(logs, kEpochTrim, rto);
+  // The whole phase in blocks of as many turns as the steady test's blocks.
+  const auto length = static_cast<size_t>(steady.block_length);
+  std::vector<double> block_a, block_b;
+  for (size_t k = 0; k < sums_a.size(); ++k) {
+    if (k % length == 0 && sums_a.size() - k >= length) {
+      block_a.push_back(0.0);
+      block_b.push_back(0.0);
+    }
+    block_a.back() += sums_a[k];
+    block_b.back() += sums_b[k];
+  }
+  if (block_a.size() < 2) return false;
+  pc.unit = ReplicationUnit::kStepPairs;
+  pc.paired = true;
+  pc.median_a_ms = fa.steady.median_ms;
+  pc.median_b_ms = fb.steady.median_ms;
+  pc.test = steady.test;
+  pc.step_pairs = steady.pairs;
+  pc.pair_blocks = steady.blocks;
+  pc.pair_block_length = steady.block_length;
+  pc.turn_steps = every;
+  pc.whole_mean_a_ms = fa.all.mean_ms;
+  pc.whole_mean_b_ms = fb.all.mean_ms;
+  pc.whole_test = stats::ratio_of_sums_test(block_a, block_b, rto);
+  return true;
+}
+
 // One run per side that did not take turns: blocks of consecutive steps, resampled, with the
 // measured run-to-run spread added (none measured: nothing is proven).
 void block_phase(PhaseComparison& pc, const SideRuns& a, const SideRuns& b, const CompareOptions& o,
@@ -236,7 +363,19 @@ void block_phase(PhaseComparison& pc, const SideRuns& a, const SideRuns& b, cons
                        " steps): the interval may be too narrow; compare several runs per side");
   }
   const double log_ratio = std::log(pc.median_b_ms / pc.median_a_ms);
-  if (ba.sorted_log_medians.size() < 3 || bb.sorted_log_medians.size() < 3) {
+  pc.level_spread = std::max(level_spread(ba), level_spread(bb));
+  pc.noise_contradicted = o.run_noise && pc.level_spread > kLevelJumps &&
+                          pc.level_spread > kContradiction * *o.run_noise;
+  if (pc.noise_contradicted) {
+    warnings.push_back(
+        "phase " + std::to_string(phase) + ": the runs' own step times jump between levels " +
+        format_number("%.1f%%", pc.level_spread * 100.0) + " apart (spread of their block medians), " +
+        "beyond the " + format_number("%.1f%%", *o.run_noise * 100.0) +
+        " run-to-run spread given: it was not measured under this noise, and no time verdict "
+        "rests on it; compare runs that took turns (`recompdiag ab`)");
+  }
+  if (ba.sorted_log_medians.size() < 3 || bb.sorted_log_medians.size() < 3 ||
+      pc.noise_contradicted) {
     // Too few steady steps to say anything about the noise: nothing is proven.
     pc.test.ratio = std::exp(log_ratio);
     pc.test.low = 0.0;
@@ -260,7 +399,7 @@ void block_phase(PhaseComparison& pc, const SideRuns& a, const SideRuns& b, cons
   pc.whole_mean_b_ms = fb.all.mean_ms;
   pc.whole_test = whole_phase_blocks_test(
       all_a, all_b, std::max({epoch_steps(a.files[0]->header), pc.block_steps_a, pc.block_steps_b}),
-      o.run_noise, o.run_noise_df, rto);
+      pc.noise_contradicted ? std::nullopt : o.run_noise, o.run_noise_df, rto);
 }
 
 }  // namespace
@@ -299,20 +438,36 @@ PhaseComparison compare_phase_timing(int phase, const SideRuns& a, const SideRun
   if (a.analyses.size() >= 2 || b.analyses.size() >= 2) {
     pc.unit = ReplicationUnit::kRuns;
     pc.paired = (o.paired || o.turns) && a.analyses.size() == b.analyses.size();
-    auto runs_test = [&](const std::vector<double>& va, const std::vector<double>& vb) {
-      return pc.paired ? stats::paired_ratio_test(va, vb, rto) : stats::run_ratio_test(va, vb, rto);
+    auto runs_test = [&](const std::vector<double>& va, const std::vector<double>& vb,
+                         bool levels) {
+      stats::RatioTest t =
+          pc.paired ? stats::paired_ratio_test(va, vb, rto) : stats::run_ratio_test(va, vb, rto);
+      if (levels) bound_by_permutation(t, va, vb, pc.paired);
+      return t;
     };
     pc.median_a_ms = geometric_mean(pc.run_medians_a_ms);
     pc.median_b_ms = geometric_mean(pc.run_medians_b_ms);
-    pc.test = runs_test(pc.run_medians_a_ms, pc.run_medians_b_ms);
+    // Where the runs' own step times jumped between levels, their medians may sit on two: the
+    // exact permutation test bounds the t test (bound_by_permutation).
+    for (const SideRuns* side : {&a, &b}) {
+      for (size_t i = 0; i < side->analyses.size(); ++i) {
+        pc.level_spread = std::max(
+            pc.level_spread, level_spread(steady_blocks(*side->files[i], phase,
+                                                        phase_of(*side, i).warmup_steps)));
+      }
+    }
+    const bool levels = pc.level_spread > kLevelJumps;
+    pc.test = runs_test(pc.run_medians_a_ms, pc.run_medians_b_ms, levels);
     // The whole phase: each run's mean over every step.
     std::vector<double> wa, wb;
     for (size_t i = 0; i < a.analyses.size(); ++i) wa.push_back(phase_of(a, i).all.mean_ms);
     for (size_t i = 0; i < b.analyses.size(); ++i) wb.push_back(phase_of(b, i).all.mean_ms);
     pc.whole_mean_a_ms = geometric_mean(wa);
     pc.whole_mean_b_ms = geometric_mean(wb);
-    pc.whole_test = runs_test(wa, wb);
-  } else if (!(o.turns && epoch_pair_phase(pc, a, b, rto))) {
+    pc.whole_test = runs_test(wa, wb, levels);
+  } else if (const int64_t every = o.turns ? shared_turn_steps(a, b) : 0;
+             !(every > 0 && step_pair_phase(pc, a, b, every, rto)) &&
+             !(o.turns && epoch_pair_phase(pc, a, b, rto))) {
     block_phase(pc, a, b, o, warnings);
   }
   pc.ratio.ratio = pc.test.ratio;
@@ -334,6 +489,11 @@ std::string unit_text(const PhaseComparison& pc, const CompareOptions& o) {
                              std::to_string(pc.run_medians_b_ms.size()) + " runs";
     case ReplicationUnit::kEpochPairs:
       return std::to_string(pc.epoch_pairs) + " epochs paired (the runs took turns)";
+    case ReplicationUnit::kStepPairs:
+      return std::to_string(pc.step_pairs) +
+             (pc.turn_steps == 1 ? " steps paired" : " turns paired") + " (the runs took turns), " +
+             std::to_string(pc.pair_blocks) + " blocks of " + std::to_string(pc.pair_block_length) +
+             " tested";
     case ReplicationUnit::kBlocks:
       break;
   }
@@ -345,12 +505,31 @@ std::string unit_text(const PhaseComparison& pc, const CompareOptions& o) {
 }
 
 std::string whole_unit_text(const PhaseComparison& pc, const CompareOptions& o) {
+  if (pc.unit == ReplicationUnit::kStepPairs) {
+    return std::to_string(pc.whole_test.n_a) + " blocks of " +
+           std::to_string(pc.pair_block_length) + " paired turns";
+  }
   if (pc.unit != ReplicationUnit::kBlocks) {
     return pc.unit == ReplicationUnit::kEpochPairs
                ? std::to_string(pc.whole_test.n_a) + " epochs paired"
                : unit_text(pc, o);
   }
   return std::to_string(pc.whole_test.n_a) + " vs " + std::to_string(pc.whole_test.n_b) + " epochs";
+}
+
+// The fewest runs per side whose exact permutation test (bound_by_permutation) can reach `alpha`:
+// 4 against 4 (70 splits), or 6 pairs (64 sign flips), at 0.05.
+int fewest_runs_to_decide(bool paired, double alpha) {
+  for (int n = 2; n < 64; ++n) {
+    double arrangements = 1.0;
+    if (paired) {
+      arrangements = std::ldexp(1.0, n);
+    } else {
+      for (int i = 1; i <= n; ++i) arrangements = arrangements * (n + i) / i;  // C(2n, n)
+    }
+    if (2.0 / arrangements < alpha) return n;
+  }
+  return 64;
 }
 
 // One run per side, no turns, no measured spread: what the report says instead of a time verdict.
@@ -436,12 +615,24 @@ void judge_phases(std::vector<PhaseComparison>& phases, const std::vector<Counte
       pc.verdict = Verdict::kInconclusive;
       pc.runs_needed = 3;
       pc.reason = std::string(kNoNoiseAdvice) + format_number("; B/A %.3f", r);
+    } else if (pc.noise_contradicted) {
+      pc.verdict = Verdict::kInconclusive;
+      pc.runs_needed = 3;
+      pc.reason = "the runs' own step times jump between levels " +
+                  format_number("%.1f%%", pc.level_spread * 100.0) + " apart, beyond the " +
+                  format_number("%.1f%%", *o.run_noise * 100.0) +
+                  " run-to-run spread given: no time verdict rests on it (runs that take turns "
+                  "with `recompdiag ab` cancel the levels)" +
+                  format_number("; B/A %.3f", r);
     } else {
       pc.verdict = Verdict::kInconclusive;
       const int runs =
           static_cast<int>(std::min(pc.run_medians_a_ms.size(), pc.run_medians_b_ms.size()));
       pc.runs_needed = std::isfinite(pc.test.se_log) ? stats::runs_needed(pc.test.se_log, runs, rto)
                                                      : std::max(runs + 1, 3);
+      if (pc.unit == ReplicationUnit::kRuns && pc.level_spread > kLevelJumps) {
+        pc.runs_needed = std::max(pc.runs_needed, fewest_runs_to_decide(pc.paired, o.alpha));
+      }
       pc.reason = "cannot be told from the " + threshold + " threshold at this noise: " + figures +
                   "; about " + std::to_string(pc.runs_needed) + " runs per side would settle it";
     }

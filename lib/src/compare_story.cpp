@@ -68,6 +68,9 @@ std::string steady_words(const PhaseComparison& p, const CompareOptions& o) {
   if (p.unit == ReplicationUnit::kBlocks && !o.run_noise) {
     return "no verdict (one run per side, run-to-run spread not measured)";
   }
+  if (p.noise_contradicted) {
+    return "no verdict (the runs' step times jump further than the run-to-run spread given)";
+  }
   return "inconclusive";
 }
 
@@ -75,6 +78,8 @@ std::string unit_words(const PhaseComparison& p) {
   switch (p.unit) {
     case ReplicationUnit::kEpochPairs:
       return std::to_string(p.epoch_pairs) + " epochs paired";
+    case ReplicationUnit::kStepPairs:
+      return std::to_string(p.step_pairs) + (p.turn_steps == 1 ? " steps paired" : " turns paired");
     case ReplicationUnit::kRuns:
       return std::to_string(p.run_medians_a_ms.size()) + (p.paired ? " pairs of runs" : " runs");
     case ReplicationUnit::kBlocks:

@@ -201,12 +201,12 @@ std::vector<double> pair_logs(const std::vector<double>& a, const std::vector<do
 
 }  // namespace
 
-RatioTest trimmed_paired_ratio_test(const std::vector<double>& a, const std::vector<double>& b,
-                                    double trim, const RatioTestOptions& options) {
+RatioTest trimmed_log_ratio_test(std::vector<double> logs, double trim,
+                                 const RatioTestOptions& options) {
   if (!(trim >= 0.0 && trim < 0.5)) {
-    throw std::invalid_argument("trimmed_paired_ratio_test: trim must be in [0, 0.5)");
+    throw std::invalid_argument("trimmed_log_ratio_test: trim must be in [0, 0.5)");
   }
-  std::vector<double> logs = pair_logs(a, b, "trimmed_paired_ratio_test");
+  if (logs.size() < 2) throw std::invalid_argument("trimmed_log_ratio_test: fewer than two values");
   std::sort(logs.begin(), logs.end());
   const size_t n = logs.size();
   auto g = static_cast<size_t>(std::floor(trim * static_cast<double>(n)));
@@ -228,6 +228,14 @@ RatioTest trimmed_paired_ratio_test(const std::vector<double>& a, const std::vec
   t.n_a = static_cast<int64_t>(n);
   t.n_b = static_cast<int64_t>(n);
   return t;
+}
+
+RatioTest trimmed_paired_ratio_test(const std::vector<double>& a, const std::vector<double>& b,
+                                    double trim, const RatioTestOptions& options) {
+  if (!(trim >= 0.0 && trim < 0.5)) {
+    throw std::invalid_argument("trimmed_paired_ratio_test: trim must be in [0, 0.5)");
+  }
+  return trimmed_log_ratio_test(pair_logs(a, b, "trimmed_paired_ratio_test"), trim, options);
 }
 
 RatioTest paired_ratio_test(const std::vector<double>& a, const std::vector<double>& b,

@@ -209,6 +209,7 @@ std::string to_json_line(const RunHeader& h) {
     j["world_size"] = h.world_size;
     j["job_id"] = h.job_id;
   }
+  if (h.turn_every_steps > 0) j["turn_every_steps"] = h.turn_every_steps;
   return j.dump();
 }
 

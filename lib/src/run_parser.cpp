@@ -226,6 +226,8 @@ RunHeader read_header(const element& e) {
   h.rank = integer("rank", 0);
   h.world_size = integer("world_size", 1);
   h.job_id = str("job_id");
+  h.turn_every_steps = integer_field(j, "turn_every_steps", int64_t{0});
+  if (h.turn_every_steps < 0) throw LineError("run header's 'turn_every_steps' is negative");
   if (h.world_size < 1 || h.rank < 0 || h.rank >= h.world_size) {
     throw LineError("run header has rank " + std::to_string(h.rank) + " of world_size " +
                     std::to_string(h.world_size) + " (need 0 <= rank < world_size)");

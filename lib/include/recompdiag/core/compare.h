@@ -60,9 +60,10 @@ struct CompareOptions {
   /// pairs the tests use the per-pair ratios (paired t), so that the load a pair shared cancels;
   /// else each side's spread (Welch). Sides of different sizes are never paired.
   bool paired = false;
-  /// The runs of each pair took turns epoch by epoch (`recompdiag ab`): epoch k of A and epoch k
-  /// of B ran back to back. One pair is then tested on its per-epoch log ratios (paired t over the
-  /// epochs), so that the drift both runs saw cancels; implies `paired`.
+  /// The runs of each pair took turns (`recompdiag ab`): step by step when both headers say so
+  /// (RunHeader::turn_every_steps), else epoch by epoch. One pair is then tested on the log ratios
+  /// of what ran next to each other (ReplicationUnit::kStepPairs, else kEpochPairs), so that the
+  /// machine's state both runs saw cancels; implies `paired`.
   bool turns = false;
   /// Deterministic counts (count_names()) that fail the gate when B has more of them than A in
   /// any phase, whatever the timing says.
@@ -109,9 +110,15 @@ enum class ReplicationUnit {
   /// mean (of epoch medians for the steady test, of epoch means for the whole phase), which can
   /// differ a little from the ratio of the phase's medians.
   kEpochPairs,
+  /// One pair of runs that took turns step by step (RunHeader::turn_every_steps, the same on both
+  /// sides): A's turn k against B's turn k, which ran next to each other. The steady test is
+  /// paired_blocks_ratio_test() over the turns' log ratios (of their steady steps' medians), the
+  /// whole phase ratio_of_sums_test() over blocks of turns; a level the machine held for both
+  /// halves of a pair cancels.
+  kStepPairs,
 };
 
-/// "runs", "blocks" or "epoch_pairs".
+/// "runs", "blocks", "epoch_pairs" or "step_pairs".
 const char* to_string(ReplicationUnit unit);
 
 /// One phase compared.
@@ -132,6 +139,21 @@ struct PhaseComparison {
   int64_t block_steps_b = 0;
   /// Epochs paired in the steady test (kEpochPairs): those with steady steps in both runs.
   int64_t epoch_pairs = 0;
+  /// kStepPairs: pairs of turns in the steady test, the blocks of consecutive pairs it rests on
+  /// (its effective sample), pairs per block, and steps per turn.
+  int64_t step_pairs = 0;
+  int64_t pair_blocks = 0;
+  int64_t pair_block_length = 0;
+  int64_t turn_steps = 0;
+  /// kBlocks with a run-to-run spread given (CompareOptions::run_noise), and kRuns: the largest
+  /// of the runs' level spreads, (q90 - q10) / 2.563 of their log block medians (an SD had the
+  /// blocks been normal). kBlocks: beyond twice the given spread the runs' own step times
+  /// contradict it (the machine jumped between levels the spread was not measured under), and no
+  /// time verdict rests on it. kRuns: beyond 10% the runs' medians may sit on two levels, and the
+  /// exact permutation test (sign flips when paired) bounds the t test's p: 3 runs per side, or
+  /// 5 pairs, then give no time verdict.
+  double level_spread = 0.0;
+  bool noise_contradicted = false;
   stats::RatioTest test;       ///< B / A with its interval, p, TOST p and detectable effect.
   stats::RatioInterval ratio;  ///< The same ratio and interval, for renderers.
   /// Step-level Mann-Whitney U: shown for reference only; steps are not independent, so the

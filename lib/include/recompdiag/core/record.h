@@ -240,6 +240,10 @@ struct RunHeader {
   /// Shared by the rank files of one job (rank 0 draws it and hands it out at rendezvous); empty
   /// for a single-process run.
   std::string job_id;
+  /// Steps per turn when this run took turns step by step with another run on the same machine
+  /// (`recompdiag ab`: its step k ran next to the other run's step k, turn by turn); 0 when it
+  /// took turns at epoch boundaries or none. Written only when set.
+  int64_t turn_every_steps = 0;
 };
 
 /// Last line of a run file that finished.

@@ -189,6 +189,62 @@ RatioTest paired_ratio_test(const std::vector<double>& a, const std::vector<doub
 RatioTest trimmed_paired_ratio_test(const std::vector<double>& a, const std::vector<double>& b,
                                     double trim = 0.2, const RatioTestOptions& options = {});
 
+/// Exact permutation tests for a few runs per side, where a t test leans on normal run medians
+/// and a machine that jumps between levels puts them on two: what the arrangement of the values
+/// alone can say. Each returns the two-sided p and the smallest p any arrangement of this many
+/// values could give (at or above alpha, no outcome could be significant).
+struct PermutationP {
+  double p = 1.0;
+  double min_p = 1.0;      ///< Two-sided; one-sided it is half as large.
+  bool exact = true;       ///< False past the enumeration limit: p is 0 and min_p 0 (unused).
+};
+
+/// Difference of the means of `a` and `b` (logs of run medians) against every split of the pooled
+/// values into groups of their sizes. Exact up to 100,000 splits.
+PermutationP permutation_test(const std::vector<double>& a, const std::vector<double>& b);
+
+/// Mean of `d` (logs of paired ratios) against every flip of their signs. Exact up to 2^16.
+PermutationP sign_flip_test(const std::vector<double>& d);
+
+/// Yuen's trimmed-mean t on log ratios already taken (trimmed_paired_ratio_test() on b[i] / a[i]
+/// is this on log(b[i] / a[i])). Throws std::invalid_argument with fewer than two values or trim
+/// outside [0, 0.5).
+RatioTest trimmed_log_ratio_test(std::vector<double> log_ratios, double trim = 0.2,
+                                 const RatioTestOptions& options = {});
+
+/// B / A from pairs of steps (or of turns of a few steps) that ran next to each other: two runs
+/// taking turns step by step on one machine. Each pair's log ratio cancels the level the machine
+/// was at; what remains is autocorrelated where a level lasted longer than a pair, and has
+/// outliers where a jump fell between a pair's two halves.
+struct PairedBlocksTest {
+  RatioTest test;        ///< n_a = n_b = blocks: the effective sample.
+  int64_t pairs = 0;     ///< Pairs summarised.
+  int64_t blocks = 0;    ///< Blocks of consecutive pairs: the effective sample the test rests on.
+  int64_t block_length = 0;         ///< Pairs per block (the last takes the remainder).
+  int64_t autocorrelation_lag = 0;  ///< As StepBlocks: lag where the pairs stop being alike.
+  bool autocorrelation_capped = false;  ///< The lag outlasts the longest block allowed.
+};
+
+/// The fewest blocks paired_blocks_ratio_test() cuts pairs into, where it has the pairs.
+inline constexpr int64_t kMinPairBlocks = 20;
+
+/// Tests the log ratios of pairs in the order they ran: cut into blocks of twice their
+/// autocorrelation lag (at most pairs / kMinPairBlocks long) whose medians are nearly
+/// independent, then Yuen's `trim` trimmed-mean t over the block medians, so that blocks hit by a
+/// level jump on one side only do not swamp the rest. Throws std::invalid_argument with fewer
+/// than three pairs.
+PairedBlocksTest paired_blocks_ratio_test(const std::vector<double>& log_ratios, double trim = 0.2,
+                                          const RatioTestOptions& options = {});
+
+/// B / A of the sums of paired blocks (a block of A's steps and the block of B's that ran beside
+/// it): sum(b) / sum(a), the ratio of the means, with a standard error from the blocks'
+/// residuals b_k - r a_k (the ratio estimator's delta method) and t with blocks - 1 degrees of
+/// freedom. Not trimmed: the slow steps a mean is taken for must count. Throws
+/// std::invalid_argument when the sides differ in length, have fewer than two blocks, or a sum is
+/// not positive.
+RatioTest ratio_of_sums_test(const std::vector<double>& a, const std::vector<double>& b,
+                             const RatioTestOptions& options = {});
+
 /// One benchmark arm against a baseline arm from paired rounds (each round timed every arm, so a
 /// load that a round shared cancels), and whether the rounds were enough to tell.
 struct ArmRatio {
@@ -231,6 +287,9 @@ struct StepBlocks {
 /// the autocorrelation lag) steps, at most n / `min_blocks` long, and keeps each block's median.
 StepBlocks make_step_blocks(const std::vector<double>& series, int64_t min_block_length = 1,
                             int64_t min_blocks = 8);
+/// make_step_blocks() of values already on the log scale (any sign): `logs` in order.
+StepBlocks make_log_blocks(std::vector<double> logs, int64_t min_block_length = 1,
+                           int64_t min_blocks = 8);
 
 /// Block bootstrap of B / A for one run per side. Each replicate resamples the blocks of each
 /// run with replacement and takes the median of their medians (drawn directly from the
