@@ -178,12 +178,17 @@ void Monitor::observe_from_now() {
 }
 
 void Monitor::take_turn() {
+  if (turn_every_steps() > 0) return;  // begin_step takes the turns
   explicit_turns_ = true;
   wait_for_turn();
 }
 
 void Monitor::wait_for_turn() {
-  if (!turns_ || turns_->wait_turn() != TurnWait::kTimedOut) return;
+  if (!turns_) return;
+  const auto start = std::chrono::steady_clock::now();
+  const TurnWait waited = turns_->wait_turn();
+  turn_wait_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (waited != TurnWait::kTimedOut) return;
   // The run file says that this run stopped taking turns, and from which step.
   const EventRecord event = turns_->timeout_event(step_, phase_);
   note_event(event.kind, event.reason, event.detail);
@@ -191,8 +196,7 @@ void Monitor::wait_for_turn() {
 
 void Monitor::begin_step(int64_t step) {
   if (step >= 0) step_ = step;
-  if (turns_ && !explicit_turns_ && turns_->spec().every_steps > 0 &&
-      steps_begun_ % turns_->spec().every_steps == 0) {
+  if (const int64_t every = turn_every_steps(); every > 0 && steps_begun_ % every == 0) {
     wait_for_turn();  // before the probes start and before the step's clock
   }
   ++steps_begun_;

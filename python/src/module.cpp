@@ -117,6 +117,7 @@ class Run {
     header_ = parse_run_file(line.dump(), "the Python monitor's run header").header;
     header_.probes = monitor_->probe_availability();
     header_.cupti = monitor_->cupti_availability();
+    header_.turn_every_steps = monitor_->turn_every_steps();  // under `ab`: how it pairs
     fanout_.on_run_start(header_);
   }
 

@@ -147,10 +147,10 @@ std::string AbCommandsOptions::command_line(char side, int repeat) const {
 }
 
 CompareOptions AbCommandsOptions::compare_options(CompareOptions base) const {
-  // The runs of a pair took turns and shared the machine's state: compare them as pairs, and
-  // when the turns fell at epoch boundaries, one pair epoch by epoch.
+  // The runs of a pair took turns and shared the machine's state: compare them as pairs, one pair
+  // turn by turn at the grain their headers record.
   base.paired = true;
-  base.turns = turn_every_steps == 0;
+  base.turns = true;
   return base;
 }
 

@@ -20,6 +20,7 @@
 #include "recompdiag/core/compare.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/run_io.h"
+#include "recompdiag/core/turn_channel.h"
 #include "recompdiag/trainer/distributed.h"
 #include "recompdiag/trainer/exit_codes.h"
 #include "recompdiag/trainer/stop_signals.h"
@@ -63,6 +64,9 @@ struct RunSpec {
   bool takes_turns = false;
   /// Prints progress and the closing line (a job's rank 0 alone does).
   bool report = true;
+  /// A single run's turns (a job's go through TurnToken): the channel the child's trainer takes
+  /// from RECOMPDIAG_TURNS, as `ab --a-cmd/--b-cmd` hands it to a command.
+  std::optional<TurnChannelSpec> turns;
 };
 
 /// Starts one run in a child process, so each starts as cold as a real job does (no JIT,
@@ -84,6 +88,8 @@ pid_t start_child(const RunSpec& run, bool quiet, TurnToken* token,
   ::signal(SIGTERM, SIG_DFL);
   int code = 0;
   try {
+    // Before the trainer exists: its monitor takes the channel as any trainer's would.
+    if (run.turns) ::setenv(kTurnChannelVar, run.turns->to_string().c_str(), 1);
     TwoPhaseTrainer trainer(run.config);
     std::unique_ptr<RecordSink> metrics = reports::make_metrics_sink(run.metrics);
     RunFileSink file(run.path);
@@ -160,7 +166,7 @@ int run_job(const RunSpec& run, bool quiet, detail::ForwardSignals& forward) {
 /// Runs A and B of one pair at once, taking turns epoch by epoch; `b_first` gives B the first
 /// turn (alternated over repeats so neither side always warms the machine up). Jobs take their
 /// turns through their rank 0.
-int run_interleaved_pair(const RunSpec& a, const RunSpec& b, bool b_first, bool quiet,
+int run_interleaved_pair(RunSpec a, RunSpec b, bool b_first, int64_t every_steps, bool quiet,
                          detail::ForwardSignals& forward) {
   // Closed however this returns: the children hold their own copies.
   detail::Pipe pa = detail::Pipe::make("the turns");  // A's turn
@@ -184,8 +190,11 @@ int run_interleaved_pair(const RunSpec& a, const RunSpec& b, bool b_first, bool 
     const std::vector<int> codes = detail::wait_for_ranks(ranks, 2, forward);
     return detail::pair_code(codes[0], codes[1]);
   }
-  const pid_t ca = start_child(a, quiet, &ta, for_a, forward);
-  const pid_t cb = start_child(b, quiet, &tb, for_b, forward);
+  // A single run takes its turns through the channel a trainer reads from its environment.
+  a.turns = TurnChannelSpec{ta.mine, ta.theirs, every_steps, kDefaultTurnTimeoutMs};
+  b.turns = TurnChannelSpec{tb.mine, tb.theirs, every_steps, kDefaultTurnTimeoutMs};
+  const pid_t ca = start_child(a, quiet, nullptr, for_a, forward);
+  const pid_t cb = start_child(b, quiet, nullptr, for_b, forward);
   pa = {};
   pb = {};
   const int code_a = wait_child(ca, a.label, forward);
@@ -237,6 +246,9 @@ void AbExperimentOptions::validate() const {
                      "'; their run files would collide");
   }
   if (repeats < 1) throw InputError("--repeats must be >= 1, got " + std::to_string(repeats));
+  if (turn_every_steps < 0) {
+    throw InputError("--turn-every must be >= 0 steps, got " + std::to_string(turn_every_steps));
+  }
   if (job) {
     if (job->world_size < 1 || job->world_size > kMaxAbWorldSize) {
       throw InputError("ab --world-size " + std::to_string(job->world_size) + " is outside [1, " +
@@ -337,8 +349,9 @@ AbExperimentResult run_ab_experiment(const AbExperimentOptions& options) {
   switch (options.schedule) {
     case AbSchedule::kInterleaved:
       for (int i = 1; i <= n && result.exit_code == 0; ++i) {
-        result.exit_code = run_interleaved_pair(spec('a', i, i == n), spec('b', i, i == n),
-                                                i % 2 == 0, options.quiet, forward);
+        result.exit_code =
+            run_interleaved_pair(spec('a', i, i == n), spec('b', i, i == n), i % 2 == 0,
+                                 options.turn_every_steps, options.quiet, forward);
       }
       break;
     case AbSchedule::kSequential:

@@ -153,6 +153,7 @@ TwoPhaseTrainer::TwoPhaseTrainer(TrainConfig config) : impl_(std::make_unique<Im
     options.dispatcher_hook = probes::parse_dispatch_hook(c.dispatch_hook, "--dispatch-hook");
     options.comm = m.group != nullptr;
     options.take_turns = !m.group || m.group->rank() == 0;  // a job takes its turns as one
+    options.step_turns = !m.group;                         // ... at epoch boundaries
     m.monitor = std::make_unique<probes::Monitor>(*m.model, *m.adam, options);
     m.monitor->set_requested_lr(c.phases.front().lr);
   }
@@ -161,6 +162,7 @@ TwoPhaseTrainer::TwoPhaseTrainer(TrainConfig config) : impl_(std::make_unique<Im
 
   m.header = trainer::detail::make_run_header(c, m.device.str(), torch::cuda::is_available(),
                                               m.monitor.get());
+  m.header.turn_every_steps = m.turn_every_steps;
   if (m.group) {
     m.header.rank = m.group->rank();
     m.header.world_size = m.group->world_size();
@@ -180,11 +182,14 @@ TwoPhaseTrainer::TwoPhaseTrainer(TrainConfig config) : impl_(std::make_unique<Im
 void TwoPhaseTrainer::Impl::take_turns_from_environment() {
   const bool rank0 = !group || group->rank() == 0;
   if (monitor && rank0) {
-    turns_at_epochs = monitor->takes_turns();
+    turn_every_steps = monitor->turn_every_steps();
+    turns_at_epochs = monitor->takes_turns() && turn_every_steps == 0;
     return;
   }
   std::unique_ptr<TurnChannel> channel = TurnChannel::from_environment();
-  turns_at_epochs = channel != nullptr;
+  // A job takes its turns as one, at epoch boundaries, whatever the channel says.
+  if (channel && !group) turn_every_steps = channel->spec().every_steps;
+  turns_at_epochs = channel != nullptr && turn_every_steps == 0;
   // Another rank's copy of rank 0's channel closes here: rank 0 alone holds the job's turn.
   if (rank0) turns = std::move(channel);
 }
@@ -232,6 +237,13 @@ struct TwoPhaseTrainer::Impl::EpochTotals {
 
 bool TwoPhaseTrainer::Impl::stopping() const {
   return group ? job_stop : stop_requested.load(std::memory_order_relaxed);
+}
+
+void TwoPhaseTrainer::Impl::take_step_turn(int64_t at_step, int phase, RunProgress& run) {
+  if (monitor || !turns || turn_every_steps == 0 || at_step % turn_every_steps != 0) return;
+  const auto wait_start = Clock::now();
+  take_turn(at_step, phase);
+  run.barrier_wait += Clock::now() - wait_start;
 }
 
 void TwoPhaseTrainer::Impl::wait_turn(RunProgress& run, int phase) {
@@ -299,6 +311,7 @@ TwoPhaseTrainer::Impl::EpochTotals TwoPhaseTrainer::Impl::run_epoch(int phase, i
   StepRecord& rec = run.rec;
   EpochTotals totals;
   for (int b = 0; b < config.steps_per_epoch && !stopping(); ++b) {
+    take_step_turn(run.global_step, phase, run);
     record_step({run.global_step, phase, epoch, step_in_phase}, static_cast<size_t>(b), weights_arg,
                 monitor.get(), sinks, rec);
     run.alerts += static_cast<int64_t>(rec.alerts.size());
@@ -339,8 +352,12 @@ RunSummary TwoPhaseTrainer::Impl::summarize(const RunProgress& run,
   RunSummary sum;
   sum.parameters_digest = parameters_digest(final_parameters);
   sum.steps = run.global_step;
+  // Not the time spent waiting for turns, the other run's: at epoch barriers it is in
+  // barrier_wait, step by step in the monitor's begin_step.
+  const double turn_wait_s = monitor && turn_every_steps > 0 ? monitor->turn_wait_s() : 0.0;
   sum.elapsed_s =
-      std::chrono::duration<double>(Clock::now() - run.start - run.barrier_wait).count();
+      std::chrono::duration<double>(Clock::now() - run.start - run.barrier_wait).count() -
+      turn_wait_s;
   sum.compiles = compiles;
   sum.alerts = run.alerts;
   sum.final_loss = run.rec.loss;

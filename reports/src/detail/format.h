@@ -120,6 +120,13 @@ inline std::string unit_sentence(const Comparison& c) {
     case ReplicationUnit::kEpochPairs:
       return "one pair of runs that took turns, paired epoch by epoch (the drift both saw "
              "cancels)";
+    case ReplicationUnit::kStepPairs: {
+      const int64_t every = c.phases.empty() ? 1 : c.phases.front().turn_steps;
+      return "one pair of runs that took turns " +
+             (every == 1 ? std::string("step by step") : "every " + std::to_string(every) + " steps") +
+             ", each turn paired with the other run's beside it (a level the machine held for "
+             "both cancels)";
+    }
     case ReplicationUnit::kRuns:
       return paired ? std::to_string(c.paths_a.size()) + " pairs of runs, the pair is the unit"
                     : std::to_string(c.paths_a.size()) + " vs " + std::to_string(c.paths_b.size()) +

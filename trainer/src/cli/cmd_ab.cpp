@@ -30,6 +30,7 @@ struct AbCommand {
   // Two commands (two builds) instead of the built-in modes.
   AbCommandsOptions commands;
   double turn_timeout_s = static_cast<double>(kDefaultTurnTimeoutMs) / 1000.0;
+  int64_t turn_every_steps = 1;
 };
 
 /// Compares an experiment's runs and writes the reports, printing the summary; returns the exit
@@ -81,6 +82,7 @@ void run_commands(const AbCommand& s, CLI::App& cmd, CommandContext& ctx) {
   AbCommandsOptions experiment = s.commands;
   experiment.out_dir = s.out_dir;
   experiment.repeats = s.repeats;
+  experiment.turn_every_steps = s.turn_every_steps;
   if (!(s.turn_timeout_s > 0.0 && s.turn_timeout_s < 1e9)) {
     throw InputError("--turn-timeout must be > 0 s, got " + std::to_string(s.turn_timeout_s));
   }
@@ -113,8 +115,8 @@ void add_ab_command(CLI::App& app, CommandContext& ctx) {
                   "This machine's run-to-run spread (`recompdiag bench noise`): what one pair "
                   "that does not take turns (--sequential) needs for a time verdict");
   cmd->add_flag("--sequential", state->sequential,
-                "Train the modes one after the other instead of taking turns epoch by epoch (turns "
-                "make a machine that speeds up or slows down affect both runs alike)");
+                "Train the modes one after the other instead of taking turns (turns make a "
+                "machine that speeds up or slows down affect both runs alike)");
   cmd->add_option("--repeats", state->repeats,
                   "Pairs of runs; with 2 or more the comparison takes the run as the unit "
                   "(files DIR/recompile-1.jsonl, ...)")
@@ -124,7 +126,7 @@ void add_ab_command(CLI::App& app, CommandContext& ctx) {
       "--a-cmd", state->commands.a.command,
       "Side A (the baseline) as a shell command that trains once and writes its run "
       "file to {out}, e.g. 'build-base/recompdiag train --quiet --out {out}'; with "
-      "--b-cmd the two commands take turns epoch by epoch (RECOMPDIAG_TURNS) instead of "
+      "--b-cmd the two commands take turns (RECOMPDIAG_TURNS, see --turn-every) instead of "
       "the built-in modes, and the train flags do not apply");
   cmd->add_option("--b-cmd", state->commands.b.command, "Side B as a shell command (see --a-cmd)");
   cmd->add_option("--a-name", state->commands.a.name,
@@ -137,9 +139,10 @@ void add_ab_command(CLI::App& app, CommandContext& ctx) {
                   "without turns, and a side may leave its turn unread after the other ended "
                   "before it is stopped")
       ->capture_default_str();
-  cmd->add_option("--turn-every", state->commands.turn_every_steps,
-                  "With --a-cmd/--b-cmd: a turn every N steps for trainers that take none at "
-                  "their epoch boundaries (0: epoch boundaries only)")
+  cmd->add_option("--turn-every", state->turn_every_steps,
+                  "Steps per turn: the two runs of a pair alternate every N steps, so that a level "
+                  "the machine holds for a second or more falls on both (0: at epoch boundaries; "
+                  "a data-parallel job takes its turns at epoch boundaries)")
       ->capture_default_str();
   cmd->callback([state, cmd, &ctx] {
     AbCommand& s = *state;
@@ -147,7 +150,7 @@ void add_ab_command(CLI::App& app, CommandContext& ctx) {
       run_commands(s, *cmd, ctx);
       return;
     }
-    for (const char* flag : {"--a-name", "--b-name", "--turn-timeout", "--turn-every"}) {
+    for (const char* flag : {"--a-name", "--b-name", "--turn-timeout"}) {
       if (cmd->count(flag) > 0) {
         throw InputError(std::string("ab ") + flag + " applies to --a-cmd/--b-cmd runs");
       }
@@ -199,6 +202,7 @@ void add_ab_command(CLI::App& app, CommandContext& ctx) {
     }
     experiment.out_dir = s.out_dir;
     experiment.schedule = s.sequential ? AbSchedule::kSequential : AbSchedule::kInterleaved;
+    experiment.turn_every_steps = s.turn_every_steps;
     experiment.quiet = s.flags.quiet;
     experiment.repeats = s.repeats;
     experiment.metrics = s.metrics;

@@ -69,6 +69,9 @@ struct TwoPhaseTrainer::Impl {
   /// A data-parallel job takes them through rank 0; the other ranks only meet it in the barrier.
   /// Decided once, at construction, so every rank of a job agrees for the whole run.
   bool turns_at_epochs = false;
+  /// Steps per turn when the turns come step by step (the channel's `every=N`, a single process):
+  /// through the monitor's begin_step when it runs, else before each Nth step through `turns`.
+  int64_t turn_every_steps = 0;
   std::unique_ptr<TurnChannel> turns;             // --no-monitor on rank 0 only
   std::unique_ptr<detail::ExtraWork> extra_work;  // the extra-work fault; null when healthy
   // Faults (faults.h): what `leak` keeps alive, and `deopt`'s hold on the profiling count.
@@ -98,6 +101,8 @@ struct TwoPhaseTrainer::Impl {
   /// Sums of one epoch's steps: defined in trainer.cpp.
   struct EpochTotals;
 
+  /// The turn before step `at_step` when turns come every N steps and no monitor takes them.
+  void take_step_turn(int64_t at_step, int phase, RunProgress& run);
   /// Whether to stop between steps: a stop lets the step in flight finish and be recorded.
   bool stopping() const;
   /// Waits at an epoch barrier for this run's turn (when it takes turns); the wait is not

@@ -108,10 +108,14 @@ struct MonitorOptions {
   /// Capacity of the take_events() queue; events beyond it are dropped and counted.
   int64_t max_queued_events = 4096;
   /// Takes turns with another run when the environment hands this process a turn channel
-  /// (RECOMPDIAG_TURNS, turn_channel.h; `recompdiag ab --a-cmd ... --b-cmd ...` sets it): at
-  /// take_turn(), or every N steps in begin_step when the channel says `every=N` and take_turn()
-  /// is never called. Off: the variable is not read.
+  /// (RECOMPDIAG_TURNS, turn_channel.h; `recompdiag ab` sets it): every N steps in begin_step when
+  /// the channel says `every=N` (then take_turn() returns at once: the steps are the turns), else
+  /// at take_turn(). Off: the variable is not read.
   bool take_turns = true;
+  /// Whether a channel's `every=N` may set the turns. Off: turns only at take_turn(), whatever the
+  /// channel says (a data-parallel job's rank 0, whose job takes its turns as one at epoch
+  /// boundaries).
+  bool step_turns = true;
 };
 
 /// Watches one training loop: its model, its optimizer and the steps it marks.
@@ -164,13 +168,22 @@ class Monitor {
   /// returns at once when it holds none, when the peer is gone, or after a timeout. Call between
   /// steps, outside your step timing: at your epoch boundaries (the first call before the first
   /// epoch). A wait that times out ends turns for the run and is noted as an event
-  /// (TurnChannel::timeout_event()). Once called, begin_step no longer takes turns.
+  /// (TurnChannel::timeout_event()). Returns at once when begin_step takes the turns
+  /// (turn_every_steps() > 0); else, once called, begin_step no longer takes turns.
   void take_turn();
   /// Whether a turn channel is held and still takes turns.
   bool takes_turns() const { return turns_ && turns_->taking_turns(); }
+  /// Steps per turn when begin_step takes the turns (the channel's `every=N`, with
+  /// MonitorOptions::step_turns); 0 when turns come at take_turn() or not at all. What the run
+  /// header's turn_every_steps records.
+  int64_t turn_every_steps() const {
+    return turns_ && options_.step_turns && !explicit_turns_ ? turns_->spec().every_steps : 0;
+  }
+  /// Seconds spent waiting for turns so far (the other run's steps, not this run's training).
+  double turn_wait_s() const { return turn_wait_s_; }
 
   /// Marks the start of a step. `step` is the global step; -1 continues from the previous one.
-  /// With a turn channel that says `every=N` and no take_turn() call so far, every Nth step
+  /// With a turn channel that says `every=N` (turn_every_steps()), every Nth step
   /// (from the first) waits for its turn first, before the step's clock starts: start your own
   /// step clock after begin_step.
   void begin_step(int64_t step = -1);
@@ -231,7 +244,8 @@ class Monitor {
   std::chrono::steady_clock::time_point step_start_;
   std::unique_ptr<TurnChannel> turns_;  // null without RECOMPDIAG_TURNS
   bool explicit_turns_ = false;         // take_turn() was called: begin_step leaves turns alone
-  int64_t steps_begun_ = 0;             // begin_step calls, for `every=N` turns
+  int64_t steps_begun_ = 0;
+  double turn_wait_s_ = 0.0;             // begin_step calls, for `every=N` turns
 };
 
 /// Marks one step for its scope: begin_step on construction, end_step(record) on destruction. The

@@ -28,9 +28,9 @@ struct AbCommandSide {
   std::string name;
   /// A shell command line (run as `/bin/sh -c LINE`) that trains once and writes its run file to
   /// `{out}`, replaced by the run file's path (shell-quoted where it needs quoting: leave `{out}`
-  /// unquoted). It takes turns when it trains through a Monitor (MonitorOptions::take_turns): at
-  /// its epoch boundaries (Monitor::take_turn(), as `recompdiag train` does) or, with
-  /// `turn_every_steps`, every N steps. A data-parallel job (`train --world-size N`) writes rank
+  /// unquoted). It takes turns when it trains through a Monitor (MonitorOptions::take_turns):
+  /// every `turn_every_steps` steps, or with 0 at its epoch boundaries (Monitor::take_turn(), as
+  /// `recompdiag train` calls it). A data-parallel job (`train --world-size N`) writes rank
   /// files instead (NAME.rank0.jsonl, ...): they are the run's, compared as one job, and its rank 0
   /// takes the job's turns.
   std::string command;
@@ -49,9 +49,9 @@ struct AbCommandsOptions {
   /// in its run file); also how long a side may leave a turn unread after the other side has
   /// ended before it is stopped (a command that holds the channel but takes no turns).
   int64_t turn_timeout_ms = kDefaultTurnTimeoutMs;
-  /// RECOMPDIAG_TURNS's every=: steps per turn for trainers that never call take_turn(); 0: turns
-  /// at epoch boundaries only.
-  int64_t turn_every_steps = 0;
+  /// RECOMPDIAG_TURNS's every=: steps per turn, taken by the Monitor's begin_step (1, the
+  /// default: step by step); 0: at the trainer's epoch boundaries (Monitor::take_turn()).
+  int64_t turn_every_steps = 1;
 
   /// Throws InputError with one sentence for the first invalid value: names, a command that is
   /// empty or lacks `{out}`, repeats, the turn settings.
@@ -60,9 +60,9 @@ struct AbCommandsOptions {
   std::string run_path(char side, int repeat) const;
   /// The command line of `side` in repeat `repeat`, `{out}` replaced by run_path().
   std::string command_line(char side, int repeat) const;
-  /// `base` fitted to this experiment: pairs (CompareOptions::paired), and, with turns at epoch
-  /// boundaries (`turn_every_steps` 0), one pair paired epoch by epoch (CompareOptions::turns), since a
-  /// pair's runs take turns and share the machine's state.
+  /// `base` fitted to this experiment: pairs that took turns (CompareOptions::paired and turns),
+  /// since a pair's runs share the machine's state; the run headers say at what grain
+  /// (RunHeader::turn_every_steps: step by step, else epoch by epoch).
   CompareOptions compare_options(CompareOptions base) const;
 };
 

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// An A/B experiment: runs of two training configs, each run in a fresh child process, either
-/// taking turns epoch by epoch (so a machine that speeds up or slows down affects both sides
+/// taking turns step by step (so a machine that speeds up or slows down affects both sides
 /// alike) or one after the other, repeated N times. The run files land in one directory; the
 /// caller compares them (compare.h). `recompdiag ab`, `ab --fault`, and the benches use it.
 ///
@@ -33,7 +33,7 @@ struct AbSide {
 
 /// In which order an experiment's runs train.
 enum class AbSchedule {
-  kInterleaved,  ///< Each pair's two runs alive at once, taking turns epoch by epoch.
+  kInterleaved,  ///< Each pair's two runs alive at once, taking turns (turn_every_steps).
   kSequential,   ///< A_1, B_1, A_2, B_2, ...: pairs one after the other.
   kBlocked,      ///< Every A run, then every B run: what a CI comparing against a stored baseline
                  ///< sees (the machine's drift between the blocks is not balanced out).
@@ -65,6 +65,11 @@ struct AbExperimentOptions {
   /// unset).
   std::optional<DistributedOptions> job;
   AbSchedule schedule = AbSchedule::kInterleaved;
+  /// Interleaved: steps per turn. 1 (the default) alternates the runs step by step, so that a
+  /// level the machine holds for a second or more falls on both halves of nearly every pair of
+  /// steps; 0 takes turns at epoch boundaries. A data-parallel job takes its turns at epoch
+  /// boundaries whatever this says (every rank would have to meet at every turn).
+  int64_t turn_every_steps = 1;
   /// No progress lines and no per-run summary line.
   bool quiet = false;
   /// Live metrics of every run (off when no address or gateway is set). Interleaved runs are
