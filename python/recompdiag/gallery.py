@@ -1,6 +1,6 @@
 """Scores recompdiag's diagnosis of the Python trainer's faults, as `recompdiag bench diagnose`
 scores the C++ gallery: each fault against its healthy twin, and each healthy twin against itself,
-the two sides taking turns epoch by epoch (`recompdiag ab --a-cmd ... --b-cmd ...`).
+the two sides taking turns step by step (`recompdiag ab --a-cmd ... --b-cmd ...`).
 
 A fault is diagnosed when the comparison names its signal as a count that B has more of (and the
 health rule it should raise fired in B); a healthy pair passes when its verdict is no regression.

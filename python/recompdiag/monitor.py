@@ -162,8 +162,9 @@ class Monitor:
         self._run.set_optimizer(optimizer)
 
     def take_turn(self) -> None:
-        """Waits for this run's turn under `recompdiag ab --a-cmd ... --b-cmd ...` (call at epoch
-        boundaries); returns at once otherwise."""
+        """Waits for this run's turn under `recompdiag ab --a-cmd ... --b-cmd ... --turn-every 0`
+        (call at epoch boundaries); returns at once otherwise, and under the default
+        `--turn-every N`, where each N-th step() takes the turn itself."""
         self._run.take_turn()
 
     @property
