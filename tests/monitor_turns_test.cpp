@@ -90,7 +90,10 @@ TEST_CASE("monitor turns: every=N takes a turn in begin_step, outside the step's
   torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
   TurnsInEnvironment turns("every=2,timeout_ms=400");
   probes::Monitor monitor(*model, adam, light_options());
+  CHECK(monitor.turn_every_steps() == 2);  // what the run header records
   turns.give_turn();
+  monitor.take_turn();  // the steps take the turns: returns at once, passing nothing
+  CHECK(turns.passed() == 0);
   std::vector<double> wall_ms;
   for (int64_t step = 0; step < 4; ++step) {
     StepRecord rec;
@@ -101,6 +104,24 @@ TEST_CASE("monitor turns: every=N takes a turn in begin_step, outside the step's
   CHECK(turns.passed() == 1);  // at step 2
   CHECK(has_timeout_note(monitor.take_events()));
   for (double ms : wall_ms) CHECK(ms < 300.0);  // the 400 ms wait is in no step
+}
+
+TEST_CASE("monitor turns: step_turns off takes them at take_turn() whatever every=N says") {
+  torch::nn::Linear model(4, 2);
+  torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
+  TurnsInEnvironment turns("every=1,timeout_ms=400");
+  probes::MonitorOptions options = light_options();
+  options.step_turns = false;  // a data-parallel job's rank 0
+  probes::Monitor monitor(*model, adam, options);
+  CHECK(monitor.turn_every_steps() == 0);
+  turns.give_turn();
+  monitor.take_turn();  // the first turn: nothing passed
+  for (int64_t step = 0; step < 3; ++step) {
+    StepRecord rec;
+    monitor.begin_step(step);  // no turns here
+    monitor.end_step(rec);
+  }
+  CHECK(turns.passed() == 0);
 }
 
 TEST_CASE("monitor turns: take_turns off leaves the channel alone; a bad value is bad input") {

@@ -128,6 +128,7 @@ void AbCommandsOptions::validate() const {
   if (turn_every_steps < 0) {
     throw InputError("--turn-every must be >= 0 steps, got " + std::to_string(turn_every_steps));
   }
+  (void)detail::parse_cpus(cpus, "--cpus");
   if (out_dir.empty()) throw InputError("--out-dir must not be empty");
 }
 
@@ -161,6 +162,7 @@ AbExperimentResult run_ab_commands(const AbCommandsOptions& options) {
   if (ec) throw InputError("--out-dir " + options.out_dir + ": " + ec.message());
 
   AbExperimentResult result;
+  const std::vector<int> cpus = detail::parse_cpus(options.cpus, "--cpus");
   // SIGINT and SIGTERM reach the commands through here; each trainer stops after its step.
   detail::ForwardSignals forward;
   for (int i = 1; i <= options.repeats && result.exit_code == 0; ++i) {
@@ -168,6 +170,7 @@ AbExperimentResult run_ab_commands(const AbCommandsOptions& options) {
     pair.first = i % 2 == 1 ? 0 : 1;  // neither side always warms the machine up
     pair.timeout_ms = options.turn_timeout_ms;
     pair.every_steps = options.turn_every_steps;
+    pair.cpus = cpus;
     int codes[2] = {0, 0};
     std::string paths[2];
     for (int k = 0; k < 2; ++k) {

@@ -67,6 +67,8 @@ struct RunSpec {
   /// A single run's turns (a job's go through TurnToken): the channel the child's trainer takes
   /// from RECOMPDIAG_TURNS, as `ab --a-cmd/--b-cmd` hands it to a command.
   std::optional<TurnChannelSpec> turns;
+  /// The CPUs the child runs on (AbExperimentOptions::cpus); empty: not pinned.
+  detail::CpuMask cpus;
 };
 
 /// Starts one run in a child process, so each starts as cold as a real job does (no JIT,
@@ -80,6 +82,7 @@ pid_t start_child(const RunSpec& run, bool quiet, TurnToken* token,
     return pid;
   }
   for (int fd : close_fds) ::close(fd);
+  detail::pin_to_cpus(run.cpus);  // before LibTorch starts its threads: they inherit it
   ::signal(SIGPIPE, SIG_IGN);  // the other run may have finished: passing the token is moot
   // A group of its own: a terminal's Ctrl-C reaches the parent alone, which forwards it once.
   // Until the trainer exists a signal ends the child as usual: it has recorded no step yet.
@@ -166,8 +169,8 @@ int run_job(const RunSpec& run, bool quiet, detail::ForwardSignals& forward) {
 /// Runs A and B of one pair at once, taking turns epoch by epoch; `b_first` gives B the first
 /// turn (alternated over repeats so neither side always warms the machine up). Jobs take their
 /// turns through their rank 0.
-int run_interleaved_pair(RunSpec a, RunSpec b, bool b_first, int64_t every_steps, bool quiet,
-                         detail::ForwardSignals& forward) {
+int run_interleaved_pair(RunSpec a, RunSpec b, bool b_first, int64_t every_steps,
+                         const detail::CpuMask& cpus, bool quiet, detail::ForwardSignals& forward) {
   // Closed however this returns: the children hold their own copies.
   detail::Pipe pa = detail::Pipe::make("the turns");  // A's turn
   detail::Pipe pb = detail::Pipe::make("the turns");  // B's turn
@@ -193,6 +196,8 @@ int run_interleaved_pair(RunSpec a, RunSpec b, bool b_first, int64_t every_steps
   // A single run takes its turns through the channel a trainer reads from its environment.
   a.turns = TurnChannelSpec{ta.mine, ta.theirs, every_steps, kDefaultTurnTimeoutMs};
   b.turns = TurnChannelSpec{tb.mine, tb.theirs, every_steps, kDefaultTurnTimeoutMs};
+  a.cpus = cpus;
+  b.cpus = cpus;
   const pid_t ca = start_child(a, quiet, nullptr, for_a, forward);
   const pid_t cb = start_child(b, quiet, nullptr, for_b, forward);
   pa = {};
@@ -249,6 +254,7 @@ void AbExperimentOptions::validate() const {
   if (turn_every_steps < 0) {
     throw InputError("--turn-every must be >= 0 steps, got " + std::to_string(turn_every_steps));
   }
+  (void)detail::parse_cpus(cpus, "--cpus");
   if (job) {
     if (job->world_size < 1 || job->world_size > kMaxAbWorldSize) {
       throw InputError("ab --world-size " + std::to_string(job->world_size) + " is outside [1, " +
@@ -348,10 +354,13 @@ AbExperimentResult run_ab_experiment(const AbExperimentOptions& options) {
   };
   switch (options.schedule) {
     case AbSchedule::kInterleaved:
-      for (int i = 1; i <= n && result.exit_code == 0; ++i) {
-        result.exit_code =
-            run_interleaved_pair(spec('a', i, i == n), spec('b', i, i == n), i % 2 == 0,
-                                 options.turn_every_steps, options.quiet, forward);
+      {
+        const detail::CpuMask cpus = detail::CpuMask::of(detail::parse_cpus(options.cpus, "--cpus"));
+        for (int i = 1; i <= n && result.exit_code == 0; ++i) {
+          result.exit_code =
+              run_interleaved_pair(spec('a', i, i == n), spec('b', i, i == n), i % 2 == 0,
+                                   options.turn_every_steps, cpus, options.quiet, forward);
+        }
       }
       break;
     case AbSchedule::kSequential:

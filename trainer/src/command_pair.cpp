@@ -76,8 +76,10 @@ void start_side(Side& side, const std::string& command, const std::string& label
   envp.push_back(nullptr);
   std::string sh = "sh", dash_c = "-c", line = command;
   char* argv[] = {sh.data(), dash_c.data(), line.data(), nullptr};
+  const CpuMask cpus = CpuMask::of(options.cpus);
   const pid_t pid = fork_process("the " + label + " run");
   if (pid == 0) {
+    pin_to_cpus(cpus);
     // A group of its own: a terminal's Ctrl-C reaches ab alone, which forwards it to the group
     // (the shell and what it started) once.
     ::setpgid(0, 0);

@@ -31,6 +31,7 @@ struct AbCommand {
   AbCommandsOptions commands;
   double turn_timeout_s = static_cast<double>(kDefaultTurnTimeoutMs) / 1000.0;
   int64_t turn_every_steps = 1;
+  std::string cpus = "auto";
 };
 
 /// Compares an experiment's runs and writes the reports, printing the summary; returns the exit
@@ -50,8 +51,8 @@ int report_runs(const AbExperimentResult& runs, const CompareOptions& options,
 /// The flags that a two-command `ab` reads; the others configure the built-in runs.
 bool applies_to_commands(const std::string& flag) {
   for (const char* name :
-       {"--a-cmd", "--b-cmd", "--a-name", "--b-name", "--turn-timeout", "--turn-every", "--out-dir",
-        "--threshold", "--alpha", "--noise-profile", "--repeats", "--quiet", "--help"}) {
+       {"--a-cmd", "--b-cmd", "--a-name", "--b-name", "--turn-timeout", "--turn-every", "--cpus",
+        "--out-dir", "--threshold", "--alpha", "--noise-profile", "--repeats", "--quiet", "--help"}) {
     if (flag == name) return true;
   }
   return false;
@@ -83,6 +84,7 @@ void run_commands(const AbCommand& s, CLI::App& cmd, CommandContext& ctx) {
   experiment.out_dir = s.out_dir;
   experiment.repeats = s.repeats;
   experiment.turn_every_steps = s.turn_every_steps;
+  experiment.cpus = s.cpus;
   if (!(s.turn_timeout_s > 0.0 && s.turn_timeout_s < 1e9)) {
     throw InputError("--turn-timeout must be > 0 s, got " + std::to_string(s.turn_timeout_s));
   }
@@ -144,6 +146,12 @@ void add_ab_command(CLI::App& app, CommandContext& ctx) {
                   "the machine holds for a second or more falls on both (0: at epoch boundaries; "
                   "a data-parallel job takes its turns at epoch boundaries)")
       ->capture_default_str();
+  cmd->add_option("--cpus", state->cpus,
+                  "CPUs both runs of a pair are pinned to: auto (one CPU, the last this process "
+                  "may use: the two halves of a pair share it, so a vCPU the host slows down slows "
+                  "both), all (no pinning), or a list such as 0-3 (a data-parallel job's ranks are "
+                  "not pinned)")
+      ->capture_default_str();
   cmd->callback([state, cmd, &ctx] {
     AbCommand& s = *state;
     if (cmd->count("--a-cmd") > 0 || cmd->count("--b-cmd") > 0) {
@@ -203,6 +211,7 @@ void add_ab_command(CLI::App& app, CommandContext& ctx) {
     experiment.out_dir = s.out_dir;
     experiment.schedule = s.sequential ? AbSchedule::kSequential : AbSchedule::kInterleaved;
     experiment.turn_every_steps = s.turn_every_steps;
+    experiment.cpus = s.cpus;
     experiment.quiet = s.flags.quiet;
     experiment.repeats = s.repeats;
     experiment.metrics = s.metrics;

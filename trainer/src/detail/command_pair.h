@@ -33,6 +33,8 @@ struct CommandPairOptions {
   /// for timeout_ms after the other side has ended is stopped.
   int64_t timeout_ms = 0;
   int64_t every_steps = 0;
+  /// The CPUs both commands (and all they start) run on; empty: not pinned.
+  std::vector<int> cpus;
 };
 
 /// How one command of a pair ended.

@@ -1,15 +1,18 @@
 #include "detail/process.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <sstream>
 #include <fstream>
 #include <iterator>
 
@@ -99,6 +102,67 @@ std::string make_temp_dir(const std::string& prefix) {
 TempDir::~TempDir() {
   std::error_code ec;
   std::filesystem::remove_all(path_, ec);
+}
+
+std::vector<int> allowed_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) throw_os_error("cannot read the CPUs allowed");
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  }
+  return cpus;
+}
+
+std::vector<int> parse_cpus(const std::string& text, const std::string& flag) {
+  if (text == "all") return {};
+  const std::vector<int> allowed = allowed_cpus();
+  if (text == "auto") return allowed.empty() ? std::vector<int>{} : std::vector<int>{allowed.back()};
+  auto bad = [&](const std::string& why) {
+    return InputError(flag + " '" + text + "': " + why +
+                      " (auto: one CPU for both sides; all: no pinning; or a list like 0-3 or 1,3)");
+  };
+  auto number = [&](const std::string& part) {
+    if (part.empty() || part.size() > 6 ||
+        part.find_first_not_of("0123456789") != std::string::npos) {
+      throw bad("'" + part + "' is not a CPU number");
+    }
+    return std::stoi(part);
+  };
+  std::vector<int> cpus;
+  std::stringstream list(text);
+  for (std::string part; std::getline(list, part, ',');) {
+    const size_t dash = part.find('-');
+    const int first = number(part.substr(0, dash));
+    const int last = dash == std::string::npos ? first : number(part.substr(dash + 1));
+    if (last < first) throw bad("range " + part + " runs backwards");
+    for (int c = first; c <= last; ++c) {
+      if (std::find(allowed.begin(), allowed.end(), c) == allowed.end()) {
+        throw bad("CPU " + std::to_string(c) + " is not one this process may run on");
+      }
+      if (std::find(cpus.begin(), cpus.end(), c) == cpus.end()) cpus.push_back(c);
+    }
+  }
+  if (cpus.empty() || text.back() == ',') throw bad("no CPU named");
+  return cpus;
+}
+
+CpuMask CpuMask::of(const std::vector<int>& cpus) {
+  CpuMask mask;
+  if (cpus.empty()) return mask;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : cpus) CPU_SET(c, &set);
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&set);
+  mask.bits.assign(bytes, bytes + sizeof set);
+  return mask;
+}
+
+void pin_to_cpus(const CpuMask& mask) {
+  if (mask.bits.size() != sizeof(cpu_set_t)) return;
+  (void)::sched_setaffinity(0, sizeof(cpu_set_t),
+                            reinterpret_cast<const cpu_set_t*>(mask.bits.data()));
 }
 
 std::vector<std::string> own_command_line() {

@@ -72,6 +72,25 @@ class TempDir {
   std::string path_;
 };
 
+/// The CPUs this process may run on (sched_getaffinity), ascending. Throws IoError when the
+/// system does not say.
+std::vector<int> allowed_cpus();
+
+/// The CPUs a pair of runs taking turns shares (`ab --cpus`): "auto" is one CPU, the last this
+/// process may run on; "all" pins nothing (empty); else a list such as "3", "0-3" or "1,3". Throws
+/// InputError naming `flag` for a malformed list or a CPU this process may not run on.
+std::vector<int> parse_cpus(const std::string& text, const std::string& flag);
+
+/// A CPU set for pin_to_cpus(), built before a fork so that the child only makes the call.
+struct CpuMask {
+  std::vector<unsigned char> bits;  ///< cpu_set_t's bytes; empty: pin nothing.
+  static CpuMask of(const std::vector<int>& cpus);
+};
+
+/// In a forked child: runs this process (and the threads it starts) on `mask`'s CPUs only.
+/// Async-signal-safe; a refusal is ignored (the run then floats, as without pinning).
+void pin_to_cpus(const CpuMask& mask);
+
 /// This process's arguments, from /proc/self/cmdline (empty when it cannot be read).
 std::vector<std::string> own_command_line();
 

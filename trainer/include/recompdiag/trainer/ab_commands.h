@@ -52,6 +52,12 @@ struct AbCommandsOptions {
   /// RECOMPDIAG_TURNS's every=: steps per turn, taken by the Monitor's begin_step (1, the
   /// default: step by step); 0: at the trainer's epoch boundaries (Monitor::take_turn()).
   int64_t turn_every_steps = 1;
+  /// The CPUs both runs of a pair (every process a command starts) are pinned to (`--cpus`): "auto", the default, is
+  /// one CPU, the last this process may run on; "all" pins nothing; else a list ("0-3", "1,3").
+  /// On a VM whose vCPUs slow down one at a time (the host takes them for a second or more), two
+  /// runs on different vCPUs see different machines however finely they take turns: on one CPU,
+  /// the pair's two halves share it. One CPU also means one intra-op thread for both sides.
+  std::string cpus = "auto";
 
   /// Throws InputError with one sentence for the first invalid value: names, a command that is
   /// empty or lacks `{out}`, repeats, the turn settings.

@@ -70,6 +70,12 @@ struct AbExperimentOptions {
   /// steps; 0 takes turns at epoch boundaries. A data-parallel job takes its turns at epoch
   /// boundaries whatever this says (every rank would have to meet at every turn).
   int64_t turn_every_steps = 1;
+  /// The CPUs both runs of an interleaved pair (not a data-parallel job's ranks) are pinned to (`--cpus`): "auto", the default, is
+  /// one CPU, the last this process may run on; "all" pins nothing; else a list ("0-3", "1,3").
+  /// On a VM whose vCPUs slow down one at a time (the host takes them for a second or more), two
+  /// runs on different vCPUs see different machines however finely they take turns: on one CPU,
+  /// the pair's two halves share it. One CPU also means one intra-op thread for both sides.
+  std::string cpus = "auto";
   /// No progress lines and no per-run summary line.
   bool quiet = false;
   /// Live metrics of every run (off when no address or gateway is set). Interleaved runs are
