@@ -3,6 +3,7 @@
 // turn channel without ever taking a turn cannot hang the other; bad input is one line and 2.
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -87,7 +88,38 @@ bool has_summary(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("ab --a-cmd/--b-cmd: two trains take turns epoch by epoch, then the paired report") {
+TEST_CASE("ab --a-cmd/--b-cmd: by default two trains take turns step by step on one CPU") {
+  test::TempDir dir;
+  const std::string out = dir.file("ab");
+  const std::string cpus_a = dir.file("cpus-a.txt");
+  const std::string cpus_b = dir.file("cpus-b.txt");
+  std::string monitor;  // who takes the turns: the Monitor's begin_step, or the trainer itself
+  SUBCASE("through the Monitor") {}
+  SUBCASE("--no-monitor: through the trainer") { monitor = " --no-monitor"; }
+  // Each command first notes the CPUs it may run on: what `ab` pinned it to.
+  auto cmd = [&](const std::string& mode, const std::string& cpus) {
+    return "grep Cpus_allowed_list /proc/self/status > " + cpus + "; " +
+           train_cmd("--mode " + mode + monitor);
+  };
+  const test::CliOutcome o =
+      run_shell(ab_line(cmd("recompile", cpus_a), cmd("mutable", cpus_b), out, "--quiet"));
+  CAPTURE(o.output);
+  REQUIRE(o.exit_code == 0);
+  for (const char* side : {"/a.jsonl", "/b.jsonl"}) {
+    CHECK(test::read_text(out + side).find("\"turn_every_steps\":1") != std::string::npos);
+  }
+  const nlohmann::json report = nlohmann::json::parse(test::read_text(out + "/report.json"));
+  for (const auto& phase : report["phases"]) {
+    CHECK(phase["test"]["unit"] == "step_pairs");
+    CHECK(phase["test"]["step_pairs"].get<int64_t>() >= 3);
+  }
+  // One CPU, the same for both sides.
+  const std::string a = test::read_text(cpus_a);
+  CHECK(a == test::read_text(cpus_b));
+  CHECK(a.find_first_of(",-") == std::string::npos);
+}
+
+TEST_CASE("ab --a-cmd/--b-cmd: with --turn-every 0 two trains take turns epoch by epoch, then the paired report") {
   test::TempDir dir;
   const std::string out = dir.file("ab");
   // Progress lines are printed on a terminal only: under `script` both trains print theirs to
@@ -98,7 +130,7 @@ TEST_CASE("ab --a-cmd/--b-cmd: two trains take turns epoch by epoch, then the pa
   SUBCASE("--no-monitor: through the trainer") { monitor = " --no-monitor"; }
   const std::string ab =
       ab_line(train_cmd("--mode recompile" + monitor), train_cmd("--mode mutable" + monitor), out,
-              "--a-name base --b-name new --quiet");
+              "--a-name base --b-name new --quiet --turn-every 0");
   const test::CliOutcome o = run_on_terminal(ab, have_script);
   CAPTURE(o.output);
   REQUIRE(o.exit_code == 0);
@@ -122,7 +154,8 @@ TEST_CASE("ab --a-cmd/--b-cmd: a data-parallel side takes its turns through rank
   const bool have_script = ::access("/usr/bin/script", X_OK) == 0;
   const test::CliOutcome o =
       run_on_terminal(ab_line(train_cmd("--mode recompile --world-size 2"),
-                              train_cmd("--mode mutable"), out, "--quiet --turn-timeout 60"),
+                              train_cmd("--mode mutable"), out,
+                              "--quiet --turn-timeout 60 --turn-every 0"),
                       have_script);
   CAPTURE(o.output);
   REQUIRE(o.exit_code == 0);
@@ -132,6 +165,19 @@ TEST_CASE("ab --a-cmd/--b-cmd: a data-parallel side takes its turns through rank
   CHECK(test::count_step_lines(out + "/b.jsonl") == 20);
   CHECK(std::filesystem::exists(out + "/report.json"));
   if (have_script) CHECK(epoch_order(o.output) == "ababababab");  // rank 0 prints the job's
+}
+
+TEST_CASE("ab --a-cmd/--b-cmd: a data-parallel side with turns step by step is warned about") {
+  test::TempDir dir;
+  const std::string out = dir.file("ab");
+  // The job's rank 0 takes its turns at epoch boundaries, the single run step by step.
+  const test::CliOutcome o = run_shell(ab_line(train_cmd("--mode recompile --world-size 2"),
+                                               train_cmd("--mode mutable"), out,
+                                               "--quiet --turn-timeout 60"));
+  CAPTURE(o.output);
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.output.find("took their turns at different grains (A at epoch boundaries, B at every "
+                      "1 step)") != std::string::npos);
 }
 
 TEST_CASE("ab --a-cmd/--b-cmd: a side that ends early lets the other finish; one line each") {

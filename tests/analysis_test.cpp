@@ -433,3 +433,36 @@ TEST_CASE("signals of equal score: the costlier kind of event first") {
   CHECK(s[1].kind == "jit_plan_builds");
   CHECK(s[0].score == s[1].score);
 }
+
+TEST_CASE("a switch with no probe signal whose slow steps the noise explains is not charged") {
+  // Phase 2 on a machine that jumps to a 2x level for 4 steps every 20: at the start of the
+  // phase, and five times later in its steady state.
+  std::vector<double> phase2;
+  for (int i = 0; i < 120; ++i) {
+    const bool slow = i % 20 < 4;
+    phase2.push_back((slow ? 20.0 : 10.0) * (1.0 + 0.01 * (i % 3)));
+  }
+  const RunAnalysis a = analyze_run(make_run({steady(60, 10), phase2}));
+  REQUIRE(a.switches.size() == 1);
+  const SwitchCost& s = a.switches[0];
+  CHECK_FALSE(s.signal);
+  if (s.extra_s > 0.0) {
+    CHECK(s.noise_explained);
+    CHECK(s.tax_s == 0.0);
+    CHECK(s.recovery_steps == 0);
+    CHECK(s.noise_high_s >= s.extra_s);
+  }
+  // The same slow start with a compile at the switch is the switch's cost.
+  RunFile compiled = make_run({steady(60, 10), phase2});
+  compiled.steps[60].jit->compiles = 1;
+  const RunAnalysis b = analyze_run(compiled);
+  CHECK(b.switches[0].signal);
+  CHECK_FALSE(b.switches[0].noise_explained);
+  CHECK(b.switches[0].tax_s == doctest::Approx(b.switches[0].extra_s));
+  // A slow start the steady state never matches stands out: charged even without a signal.
+  std::vector<double> calm(120, 10.0);
+  for (int i = 0; i < 4; ++i) calm[static_cast<size_t>(i)] = 40.0;
+  const RunAnalysis c = analyze_run(make_run({steady(60, 10), calm}));
+  CHECK_FALSE(c.switches[0].noise_explained);
+  CHECK(c.switches[0].tax_s > 0.1);
+}

@@ -65,7 +65,10 @@ inline pid_t start_cli(std::vector<std::string> args, const std::string& err = "
       const rlimit limit{fsize, fsize};
       ::setrlimit(RLIMIT_FSIZE, &limit);
     }
-    if (!err.empty() && !std::freopen(err.c_str(), "w", stderr)) ::_exit(126);
+    // Appending: the runs ab starts share this file and may write their lines at the same
+    // moment (taking turns step by step, both hit a file-size limit within a step of each
+    // other); O_APPEND keeps one line from overwriting the other.
+    if (!err.empty() && !std::freopen(err.c_str(), "a", stderr)) ::_exit(126);
     if (!std::freopen("/dev/null", "w", stdout)) ::_exit(126);
     std::vector<char*> argv{const_cast<char*>(RECOMPDIAG_BIN)};
     for (std::string& a : args) argv.push_back(a.data());

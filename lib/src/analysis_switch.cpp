@@ -2,10 +2,39 @@
 // until recovery, compile time reported between steps, probe counts around the switch, and the
 // losses on both sides.
 #include <algorithm>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "detail/analysis_parts.h"
 
 namespace recompdiag::detail {
+
+namespace {
+
+// The fewest steady windows whose sums say what noise adds.
+constexpr size_t kMinNoiseWindows = 20;
+
+// The 2.5% and 97.5% quantiles of sum(t - median) over every window of `k` consecutive steps of
+// `steady` (ms, in step order), in seconds; {0, 0} with fewer than kMinNoiseWindows windows.
+std::pair<double, double> window_noise_s(const std::vector<double>& steady, double median_ms,
+                                         size_t k) {
+  if (k == 0 || steady.size() < k + kMinNoiseWindows - 1) return {0.0, 0.0};
+  std::vector<double> sums;
+  double sum = 0.0;
+  for (size_t i = 0; i < steady.size(); ++i) {
+    sum += steady[i] - median_ms;
+    if (i >= k) sum -= steady[i - k] - median_ms;
+    if (i + 1 >= k) sums.push_back(sum);
+  }
+  std::sort(sums.begin(), sums.end());
+  auto at = [&](double q) {
+    return sums[static_cast<size_t>(q * static_cast<double>(sums.size() - 1) + 0.5)] / 1000.0;
+  };
+  return {at(0.025), at(0.975)};
+}
+
+}  // namespace
 
 std::vector<SwitchCost> analyze_switches(const StepColumns& steps,
                                          const std::vector<PhaseAnalysis>& phases,
@@ -45,6 +74,22 @@ std::vector<SwitchCost> analyze_switches(const StepColumns& steps,
     for (const IndexRange& r : around) add_steps(sc.around, steps, r.lo, r.hi);
     sc.around.compile_events =
         events.compiles_in(steps.step(around.front().lo), steps.step(around.back().hi - 1));
+    const ProbeCounts& c = sc.around;
+    sc.signal = c.compile_events > 0 || c.jit_compiles > 0 || c.dynamo_compiles > 0 ||
+                c.jit_plan_builds > 0 || c.module_loads > 0 || c.new_kernels > 0 ||
+                c.optimizer_resets > 0 || sc.compile_s > 0.0;
+    std::vector<double> steady;
+    for (const IndexRange& r : idx.ranges(static_cast<size_t>(cur.warmup_steps), idx.size())) {
+      for (size_t i = r.lo; i < r.hi; ++i) steady.push_back(steps.wall_ms(i));
+    }
+    std::tie(sc.noise_low_s, sc.noise_high_s) = window_noise_s(
+        steady, cur.steady.median_ms, static_cast<size_t>(std::max<int64_t>(0, cur.warmup_steps)));
+    if (!sc.signal && sc.recovery_steps > 0 && sc.noise_high_s > 0.0 &&
+        sc.extra_s <= sc.noise_high_s) {
+      sc.noise_explained = true;
+      sc.tax_s = sc.compile_s;
+      sc.recovery_steps = 0;
+    }
 
     const auto lw = static_cast<size_t>(std::max<int64_t>(o.loss_window, 1));
     const std::vector<IndexRange> loss_before = window(lw, 0);

@@ -334,6 +334,19 @@ void note_config_differences(const RunHeader& a, const RunHeader& b, const Compa
 
 // The analyses' own warnings: the first runs' (held in c.a and c.b), then the other runs'.
 void gather_run_warnings(const detail::SideRuns& sa, const detail::SideRuns& sb, Comparison& c) {
+  const int64_t every_a = sa.files[0]->header.turn_every_steps;
+  const int64_t every_b = sb.files[0]->header.turn_every_steps;
+  if (c.options.turns && every_a != every_b) {
+    auto grain = [](int64_t every) {
+      return every == 0 ? std::string("epoch boundaries") : "every " + std::to_string(every) +
+                                                                (every == 1 ? " step" : " steps");
+    };
+    c.warnings.push_back("the runs took their turns at different grains (A at " + grain(every_a) +
+                         ", B at " + grain(every_b) +
+                         "): their steps did not run side by side, and they are paired epoch by "
+                         "epoch; a data-parallel side takes its turns at epoch boundaries, so give "
+                         "`ab --turn-every 0` with one");
+  }
   c.warnings.insert(c.warnings.end(), c.a.warnings.begin(), c.a.warnings.end());
   c.warnings.insert(c.warnings.end(), c.b.warnings.begin(), c.b.warnings.end());
   for (const auto* side : {&sa, &sb}) {

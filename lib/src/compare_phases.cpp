@@ -286,14 +286,15 @@ bool step_pair_phase(PhaseComparison& pc, const SideRuns& a, const SideRuns& b, 
   std::vector<double> logs;
   std::vector<double> sums_a, sums_b;
   for (Turn& t : turns) {
-    if (t.sum_a > 0.0 && t.sum_b > 0.0) {
+    if (t.sum_a > 0.0 && t.sum_b > 0.0 && std::isfinite(t.sum_a) && std::isfinite(t.sum_b)) {
       sums_a.push_back(t.sum_a);
       sums_b.push_back(t.sum_b);
     }
     if (t.steady_a.empty()) continue;
     const double ma = stats::median(t.steady_a);
     const double mb = stats::median(t.steady_b);
-    if (ma > 0.0 && mb > 0.0) logs.push_back(std::log(mb / ma));
+    const double log_ratio = ma > 0.0 && mb > 0.0 ? std::log(mb / ma) : 0.0;
+    if (ma > 0.0 && mb > 0.0 && std::isfinite(log_ratio)) logs.push_back(log_ratio);
   }
   if (logs.size() < 3 || sums_a.size() < 3) return false;
   const stats::PairedBlocksTest steady = stats::paired_blocks_ratio_test(logs, kEpochTrim, rto);

@@ -49,6 +49,12 @@ std::string switch_paid(const char* side, const RunAnalysis& r, const SwitchCost
   if (c.optimizer_resets > 0) parts.push_back(optimizer_name(r.header) + " state reset");
   std::string text = side_label(side, r) + " paid " + format_number("%.3g s", s.tax_s);
   if (s.compile_s > 0.0) text += format_number(" (%.3g s compiling)", s.compile_s);
+  if (s.noise_explained) {
+    return text + ": nothing compiled, rebuilt or reset (its " +
+           format_number("%.3g s", s.extra_s) +
+           " of slower steps after the switch are within what the machine's noise adds to as many "
+           "steady steps, up to " + format_number("%.3g s", s.noise_high_s) + ")";
+  }
   if (parts.empty()) return text + ": nothing compiled, rebuilt or reset";
   text += ": ";
   for (size_t i = 0; i < parts.size(); ++i) {

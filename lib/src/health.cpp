@@ -242,10 +242,19 @@ std::optional<Finding> probe_drops(const RuleInput& in) {
 }
 
 std::optional<Finding> memory_growth(const RuleInput& in) {
-  if (!in.step.memory || !in.steady) return std::nullopt;
+  if (!in.step.memory) return std::nullopt;
+  constexpr double kMiB = 1024.0 * 1024.0;
+  if (const std::optional<RecompileGrowth> g = in.memory.recompile_growth()) {
+    std::ostringstream ev;
+    ev << "resident memory rose at each of the last " << g->recompiles << " recompiles (steps "
+       << g->first_step << "-" << g->last_step << ") and stayed: " << g->from_bytes / kMiB
+       << " MiB before the first, " << g->to_bytes / kMiB << " MiB before the latest, "
+       << g->bytes_per_recompile / kMiB << " MiB per recompile";
+    return Finding{rules::kMemoryGrowth, ev.str(), kAdviceMemoryGrowth};
+  }
+  if (!in.steady) return std::nullopt;
   const std::optional<MemoryGrowth> growth = in.memory.steady_growth();
   if (!growth) return std::nullopt;
-  constexpr double kMiB = 1024.0 * 1024.0;
   std::ostringstream ev;
   ev << "resident memory grew from " << growth->from_bytes / kMiB << " MiB to "
      << growth->to_bytes / kMiB << " MiB over steps " << growth->first_step << "-"
@@ -392,7 +401,12 @@ void HealthMonitor::check_compiled_fallback(std::vector<Alert>& out, const StepR
 
 std::vector<Alert> HealthMonitor::evaluate(const StepRecord& step) {
   profiling_streak_ = step.jit && step.jit->profiling_runs > 0 ? profiling_streak_ + 1 : 0;
-  if (step.memory) memory_trend_.add(step.step, step.memory->resident_bytes);
+  if (step.memory) {
+    const bool compiles =
+        (step.jit && step.jit->compiles > 0) || (last_compile_step_ == step.step && step.step > 0);
+    if (compiles) memory_trend_.note_compile(step.step);
+    memory_trend_.add(step.step, step.memory->resident_bytes);
+  }
   const RuleInput in{step,
                      step.step >= options_.warmup_steps,
                      options_,

@@ -22,6 +22,41 @@ void MemoryTrend::add(int64_t step, int64_t bytes) {
 void MemoryTrend::clear() {
   next_ = 0;
   count_ = 0;
+  compiles_held_ = 0;
+}
+
+void MemoryTrend::note_compile(int64_t step) {
+  if (count_ == 0) return;  // the first compile: nothing settled before it
+  const int64_t latest =
+      bytes_[static_cast<size_t>((next_ + options_.window - 1) % options_.window)];
+  if (compiles_held_ == kMaxRecompiles + 1) {
+    std::rotate(compile_levels_.begin(), compile_levels_.begin() + 1, compile_levels_.end());
+    std::rotate(compile_steps_.begin(), compile_steps_.begin() + 1, compile_steps_.end());
+    --compiles_held_;
+  }
+  compile_levels_[static_cast<size_t>(compiles_held_)] = latest;
+  compile_steps_[static_cast<size_t>(compiles_held_)] = step;
+  ++compiles_held_;
+}
+
+std::optional<RecompileGrowth> MemoryTrend::recompile_growth() const {
+  const int64_t n = std::clamp<int64_t>(options_.recompiles, 1, kMaxRecompiles);
+  if (compiles_held_ < n + 1) return std::nullopt;
+  const int64_t first = compiles_held_ - n - 1;
+  for (int64_t k = first + 1; k < compiles_held_; ++k) {
+    const int64_t rise = compile_levels_[static_cast<size_t>(k)] -
+                         compile_levels_[static_cast<size_t>(k - 1)];
+    if (rise < options_.min_bytes_per_recompile) return std::nullopt;
+  }
+  RecompileGrowth g;
+  g.recompiles = n;
+  g.from_bytes = compile_levels_[static_cast<size_t>(first)];
+  g.to_bytes = compile_levels_[static_cast<size_t>(compiles_held_ - 1)];
+  g.first_step = compile_steps_[static_cast<size_t>(first)];
+  g.last_step = compile_steps_[static_cast<size_t>(compiles_held_ - 1)];
+  g.bytes_per_recompile = static_cast<double>(g.to_bytes - g.from_bytes) / static_cast<double>(n);
+  if (g.to_bytes - g.from_bytes < options_.min_total_bytes) return std::nullopt;
+  return g;
 }
 
 std::optional<MemoryGrowth> MemoryTrend::steady_growth() const {

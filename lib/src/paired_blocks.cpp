@@ -78,7 +78,7 @@ RatioTest ratio_of_sums_test(const std::vector<double>& a, const std::vector<dou
   double sum_a = 0.0;
   double sum_b = 0.0;
   for (size_t k = 0; k < a.size(); ++k) {
-    if (!(a[k] > 0.0) || !(b[k] > 0.0)) {
+    if (!(a[k] > 0.0) || !(b[k] > 0.0) || !std::isfinite(a[k]) || !std::isfinite(b[k])) {
       throw std::invalid_argument("ratio_of_sums_test: sums must be positive");
     }
     sum_a += a[k];
@@ -98,7 +98,10 @@ RatioTest ratio_of_sums_test(const std::vector<double>& a, const std::vector<dou
   // A variance made of unequal parts has fewer degrees of freedom than parts: (sum e^2)^2 /
   // sum e^4 (Satterthwaite's), n with equal residuals, near 1 where one block dominates (the
   // switch's compile steps: one process's compile against the other's, a single observation).
-  const double df = fourths > 0.0 ? std::clamp(squares * squares / fourths, 1.0, n - 1.0) : n - 1.0;
+  const double satterthwaite = squares * squares / fourths;
+  const double df = fourths > 0.0 && std::isfinite(satterthwaite)
+                        ? std::clamp(satterthwaite, 1.0, n - 1.0)
+                        : n - 1.0;
   RatioTest t = ratio_test_from_log(std::log(r), se_log, df, options);
   t.n_a = t.n_b = static_cast<int64_t>(a.size());
   return t;

@@ -30,7 +30,8 @@ namespace recompdiag::trainer {
 
 namespace {
 
-/// Passes a one-byte token between the two runs of a pair so they train epoch by epoch in turn.
+/// Passes a one-byte token between the two jobs of a pair so they train epoch by epoch in turn
+/// (a single run's turns go through the TurnChannel its trainer takes from its environment).
 /// Each end holds the read side of its own pipe and the write side of the other's; when the other
 /// run is gone (its write side closed), waiting returns at once.
 struct TurnToken {
@@ -166,7 +167,7 @@ int run_job(const RunSpec& run, bool quiet, detail::ForwardSignals& forward) {
   return detail::wait_for_ranks(ranks, 1, forward).front();
 }
 
-/// Runs A and B of one pair at once, taking turns epoch by epoch; `b_first` gives B the first
+/// Runs A and B of one pair at once, taking turns (jobs epoch by epoch); `b_first` gives B the first
 /// turn (alternated over repeats so neither side always warms the machine up). Jobs take their
 /// turns through their rank 0.
 int run_interleaved_pair(RunSpec a, RunSpec b, bool b_first, int64_t every_steps,

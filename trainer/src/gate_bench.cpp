@@ -100,7 +100,7 @@ struct Tally {
   }
 };
 
-/// One pair of runs taking turns epoch by epoch in `dir`, compared paired by epoch.
+/// One pair of runs taking turns step by step in `dir` (as `ab` runs them), compared turn by turn.
 Comparison turn_pair(const TrainConfig& a, const TrainConfig& b, const std::string& b_name,
                      const std::string& dir, const CompareOptions& compare, int trial) {
   AbExperimentOptions ab;
@@ -272,7 +272,7 @@ GateBenchResult run_gate_bench(const GateBenchOptions& o) {
         steps.one.faulty(l, step_level_verdict(one(0, r), one(g, r), compare));
       }
     }
-    // One pair taking turns per group: the drift both runs see cancels epoch by epoch.
+    // One pair taking turns per group: the machine's state both runs see cancels step by step.
     std::string turns_verdict = "-";
     if (o.turns) {
       const std::string dir = (std::filesystem::path(o.out_dir) / "turns").string();

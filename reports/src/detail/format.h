@@ -113,7 +113,7 @@ inline std::string md_cell(const std::string& s) {
 }
 
 /// What a comparison's tests took as their unit, for the line under the verdict: "one pair of
-/// runs that took turns, paired epoch by epoch", "3 pairs of runs, the pair is the unit", ...
+/// runs that took turns step by step, ...", "3 pairs of runs, the pair is the unit", ...
 inline std::string unit_sentence(const Comparison& c) {
   const bool paired = !c.phases.empty() && c.phases.front().paired;
   switch (c.unit) {

@@ -78,7 +78,7 @@ void add_bench_gate_command(CLI::App& bench, CommandContext& ctx) {
                   "use (0: none)")
       ->capture_default_str();
   cmd->add_flag("--no-turns", state->no_turns,
-                "Leave out the pairs that take turns epoch by epoch (as `ab` runs them)");
+                "Leave out the pairs that take turns step by step (as `ab` runs them)");
   cmd->add_option("--out-dir", state->options.out_dir, "Directory for the run files")
       ->capture_default_str();
   cmd->add_option("--json", state->json, "Write the gate's figures to FILE as JSON")
@@ -102,7 +102,7 @@ void add_bench_gate_command(CLI::App& bench, CommandContext& ctx) {
         "bench gate: %d trials; each %d healthy A runs, %d healthy B runs and %d runs per "
         "extra-work level, trained one after the other%s; threshold %.1f%%, alpha %g; %.0f s\n",
         r.pairs, r.runs, r.runs, r.runs,
-        r.turn_pairs > 0 ? ", then one pair per group taking turns epoch by epoch" : "",
+        r.turn_pairs > 0 ? ", then one pair per group taking turns step by step on one CPU" : "",
         s.threshold_pct, o.compare.alpha, r.seconds);
     print_rates(r, r.gate, "the gate (compare):", true);
     print_rates(

@@ -130,8 +130,9 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
                 "interleaves them): test the per-pair ratios, so that the load a pair shared "
                 "cancels");
   cmd->add_flag("--turns", state->turns,
-                "The runs of each pair took turns epoch by epoch (as `ab` runs them): one pair is "
-                "tested on its per-epoch ratios, so that the drift both runs saw cancels");
+                "The runs of each pair took turns (as `ab` runs them): one pair is tested turn "
+                "by turn, step by step where both run headers say so (turn_every_steps), else "
+                "epoch by epoch, so that the machine's state both runs saw cancels");
   cmd->add_option("--fail-on", state->fail_on,
                   "Counts that fail the gate when B has more in any phase, whatever the timing: "
                   "comma-separated from compiles, plan_builds, syncs, copies, cache_misses, "

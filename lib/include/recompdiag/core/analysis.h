@@ -99,6 +99,18 @@ struct SwitchCost {
   double compile_s = 0.0;
   double tax_s = 0.0;             ///< The whole recompile tax: extra_s + compile_s.
   int64_t recovery_steps = 0;     ///< Steps until back at steady state (the phase's warm-up).
+  /// What noise alone adds over the steady median in `recovery_steps` steps: the 2.5% and 97.5%
+  /// quantiles of that sum over every such window of the phase's steady steps (0 and 0 with
+  /// fewer than 20 windows). extra_s stands out of the noise when it is above noise_high_s.
+  double noise_low_s = 0.0;
+  double noise_high_s = 0.0;
+  /// Something was counted at the switch: a compile, plan builds, module loads, first-seen
+  /// kernels, or an optimizer reset.
+  bool signal = false;
+  /// No signal and extra_s within noise_high_s: the slow steps after the switch are what the
+  /// machine's noise adds, not the switch's cost. tax_s is then the compile time alone and
+  /// recovery_steps 0; extra_s keeps what was measured.
+  bool noise_explained = false;
   double first_step_ms = 0.0;     ///< Wall time of the first step after the switch.
   double first_step_ratio = 0.0;  ///< first_step_ms over the new phase's steady median.
   ProbeCounts around;             ///< Counts in the window around the switch.

@@ -93,7 +93,7 @@ struct AbExperimentOptions {
   /// them without warning.
   std::vector<std::string> expected_differences() const;
   /// `base` fitted to this experiment: its expected differences listed, its runs compared as
-  /// pairs (`paired`) unless blocked, and, when they take turns, paired epoch by epoch (`turns`):
+  /// pairs (`paired`) unless blocked, and, when they take turns, paired turn by turn (`turns`):
   /// the drift both runs of a pair saw cancels.
   CompareOptions compare_options(CompareOptions base) const;
 };

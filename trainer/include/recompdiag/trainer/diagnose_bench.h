@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// The diagnosis benchmark: every CPU fault against its healthy twin (same seed and config), and
-/// healthy against healthy, over several seeds, each pair interleaved epoch by epoch as `ab` does.
+/// healthy against healthy, over several seeds, each pair interleaved step by step as `ab` does.
 /// It scores what the diagnosis says: which alerts fired and where, the cause ranked first for the
 /// costliest slow stretch and for the phase verdict, the time ratio B/A, the training-quality
 /// verdict, and whether all of it is what the fault's catalogue entry expects.

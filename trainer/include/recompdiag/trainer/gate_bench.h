@@ -4,7 +4,7 @@
 /// pairs of runs a regression or an improvement, and how often it catches a known slowdown (the
 /// extra-work fault at a few percentages), in every mode a CI can use: one independent run per
 /// side (with no measured spread, and with the noise profile the bench measures first), several
-/// independent runs per side, and one pair of runs that take turns epoch by epoch (`ab`); and the
+/// independent runs per side, and one pair of runs that take turns step by step (`ab`); and the
 /// same figures for the step-level test compare used before (the baseline).
 ///
 ///     GateBenchOptions options;
@@ -46,7 +46,7 @@ struct GateBenchOptions {
   /// Healthy runs trained before the trials to measure this machine's noise profile (bench
   /// noise), which the one-run-with-profile figures use; 0 leaves those figures out.
   int noise_runs = 5;
-  /// Also train, per trial, one healthy pair and one pair per level taking turns epoch by epoch
+  /// Also train, per trial, one healthy pair and one pair per level taking turns step by step
   /// (as `recompdiag ab` does), compared paired by epoch.
   bool turns = true;
   /// The gate's settings (threshold, alpha, ...), also used by the step-level baseline.
@@ -72,7 +72,7 @@ struct GateRates {
   double false_verdict_profile = 0.0;
   double inconclusive_profile = 0.0;
   std::vector<double> detection_profile;
-  /// One pair taking turns epoch by epoch, paired by epoch (GateBenchOptions::turns; the gate
+  /// One pair taking turns step by step, paired turn by turn (GateBenchOptions::turns; the gate
   /// only).
   double false_verdict_turns = 0.0;
   double inconclusive_turns = 0.0;

@@ -46,12 +46,13 @@ class TwoPhaseTrainer {
   void set_progress(trainer::ProgressSink* progress);
   /// Called before every epoch (before a phase's setup for its first epoch), outside step timing;
   /// the time spent in it is left out of the summary's elapsed time. `recompdiag ab` uses it to
-  /// make two runs take turns epoch by epoch, so that a machine getting faster or slower affects
-  /// both alike. In a data-parallel run set it on every rank or on none (a rank with nothing to
+  /// make two data-parallel jobs take turns epoch by epoch, so that a machine getting faster or
+  /// slower affects both alike. In a data-parallel run set it on every rank or on none (a rank with nothing to
   /// wait for passes an empty function): the ranks meet in a Gloo barrier before and after it, so
   /// the job takes its turn as one. Without one, a turn channel that RECOMPDIAG_TURNS hands over
-  /// (`ab --a-cmd ... --b-cmd ...`, turn_channel.h) is waited on there instead: through the
-  /// Monitor, or with `monitor` off through the trainer itself; a job's rank 0 holds it.
+  /// (`ab`, turn_channel.h) is waited on there instead, or before every Nth step when it says
+  /// `every=N` (a single process): through the Monitor, or with `monitor` off through the trainer
+  /// itself; a job's rank 0 holds it, and a job takes its turns at epochs whatever it says.
   void set_epoch_barrier(std::function<void()> barrier);
 
   /// The header the run will write: mode, devices, versions, config, probe availability.
