@@ -230,6 +230,34 @@ TEST_CASE(
   CHECK_FALSE(c.phases[1].counted_decides);
 }
 
+TEST_CASE("counted cost: a difference against the counts is not their cost and decides nothing") {
+  // A compiles at three epochs of phase 2, B at none; but B's steps at those places are far
+  // slower (something else happened there, as the GPU check's first steps did: 1.1 s in one run
+  // and 0.55 s in the other, beside 2 fewer cache misses). B has fewer events and is slower at
+  // their steps: not what the events cost.
+  std::mt19937_64 rng(21);
+  const std::vector<double> flat(20, 1.0);
+  RunFile a = make_run("a.jsonl", {{10}, {10}}, flat, 1.0, 0.02, rng);
+  RunFile b = make_run("b.jsonl", {{10}, {10}}, flat, 1.0, 0.02, rng);
+  for (int e : {12, 15, 18}) {
+    plant_compile(a, e, 5.0);
+    for (StepRecord& s : b.steps) {
+      if (s.epoch == e && s.step % kStepsPerEpoch == 0) s.wall_ms += 200.0;
+    }
+  }
+  CompareOptions o;
+  o.turns = true;
+  const Comparison c = compare_runs(a, b, o);
+  REQUIRE(c.counted_costs.size() == 1);
+  const CountedCost& cost = c.counted_costs[0];
+  CHECK(cost.difference_s > 0.5);
+  CHECK(cost.p < 0.05);
+  CHECK(cost.against_counts);
+  CHECK(cost.verdict == Verdict::kNoChange);
+  CHECK_FALSE(c.phases[1].counted_decides);
+  CHECK(cost.text.find("against the counts (B has fewer of them)") != std::string::npos);
+}
+
 TEST_CASE("counted cost: a count on every step is the steady test's, not costed") {
   std::mt19937_64 rng(19);
   const std::vector<double> flat(20, 1.0);

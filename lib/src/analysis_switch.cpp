@@ -2,6 +2,7 @@
 // until recovery, compile time reported between steps, probe counts around the switch, and the
 // losses on both sides.
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -26,6 +27,10 @@ std::pair<double, double> window_noise_s(const std::vector<double>& steady, doub
     sum += steady[i] - median_ms;
     if (i >= k) sum -= steady[i - k] - median_ms;
     if (i + 1 >= k) sums.push_back(sum);
+  }
+  // Step times near the double's limit overflow a sum: such a run says nothing about its noise.
+  for (double x : sums) {
+    if (!std::isfinite(x)) return {0.0, 0.0};
   }
   std::sort(sums.begin(), sums.end());
   auto at = [&](double q) {

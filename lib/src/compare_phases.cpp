@@ -310,6 +310,9 @@ bool step_pair_phase(PhaseComparison& pc, const SideRuns& a, const SideRuns& b, 
     block_b.back() += sums_b[k];
   }
   if (block_a.size() < 2) return false;
+  for (size_t k = 0; k < block_a.size(); ++k) {
+    if (!std::isfinite(block_a[k]) || !std::isfinite(block_b[k])) return false;  // overflowed
+  }
   pc.unit = ReplicationUnit::kStepPairs;
   pc.paired = true;
   pc.median_a_ms = fa.steady.median_ms;

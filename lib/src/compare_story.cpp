@@ -114,11 +114,13 @@ void tell_story(Comparison& c) {
       for (const std::string& n : cost.per_step_counts) counts += (counts.empty() ? "" : ", ") + n;
       text += counts + " differ on most steps: a per-step cost, which the steady state prices.";
     } else {
-      text += cost.text + "; " +
-              (cost.verdict == Verdict::kRegression    ? "a regression beyond the threshold"
-               : cost.verdict == Verdict::kImprovement ? "an improvement beyond the threshold"
-               : cost.p < o.alpha ? format_number("within the %.1f%% threshold", o.threshold * 100)
-                                  : std::string("not told from noise")) +
+      text += cost.text +
+              (cost.against_counts ? std::string()
+               : cost.verdict == Verdict::kRegression    ? "; a regression beyond the threshold"
+               : cost.verdict == Verdict::kImprovement ? "; an improvement beyond the threshold"
+               : cost.p < o.alpha
+                   ? "; " + format_number("within the %.1f%% threshold", o.threshold * 100)
+                   : std::string("; not told from noise")) +
               ".";
     }
     c.story.push_back(text);

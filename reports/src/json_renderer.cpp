@@ -308,6 +308,7 @@ json report_json(const Comparison& c) {
                        {"phase_s_a", num(cost.phase_s_a)},
                        {"share", num(cost.share)},
                        {"p", num(cost.p)},
+                       {"against_counts", cost.against_counts},
                        {"verdict", to_string(cost.verdict)},
                        {"text", cost.text}});
   }

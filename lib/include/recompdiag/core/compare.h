@@ -223,6 +223,10 @@ struct CountedCost {
   double phase_s_a = 0.0;  ///< A's phase: every step plus compile time between steps (mean).
   double share = 0.0;      ///< difference_s / phase_s_a: the cost as a fraction of A's phase.
   double p = 1.0;          ///< Two-sided p of "the events cost B nothing more than A".
+  /// The difference runs against the counts: B slower where it has only fewer of them, or
+  /// faster where it has only more. Not their cost (something else happened at those steps):
+  /// it decides no verdict.
+  bool against_counts = false;
   /// kRegression (kImprovement) when the share is beyond +threshold (-threshold) with p below
   /// alpha; else kNoChange: the cost is too small or too uncertain to decide.
   Verdict verdict = Verdict::kNoChange;

@@ -4,7 +4,9 @@
 /// healthy against healthy, over several seeds, each pair interleaved step by step as `ab` does.
 /// It scores what the diagnosis says: which alerts fired and where, the cause ranked first for the
 /// costliest slow stretch and for the phase verdict, the time ratio B/A, the training-quality
-/// verdict, and whether all of it is what the fault's catalogue entry expects.
+/// verdict, and whether the diagnosis is what the fault's catalogue entry expects: its alert in
+/// every pair, its signal ranked first, and the time verdict its cost calls for. The quality
+/// verdict is reported, not scored (whether a fault costs quality depends on the task).
 ///
 ///     DiagnoseBenchOptions options;
 ///     options.seeds = 3;
