@@ -113,24 +113,20 @@ constexpr double kContradiction = 2.0;
 double level_spread(const stats::StepBlocks& blocks) {
   const std::vector<double>& m = blocks.sorted_log_medians;  // ascending
   if (m.size() < 3) return 0.0;
-  auto quantile = [&m](double q) {
-    const double at = q * static_cast<double>(m.size() - 1);
-    const auto lo = static_cast<size_t>(std::floor(at));
-    const size_t hi = std::min(lo + 1, m.size() - 1);
-    return m[lo] + (at - static_cast<double>(lo)) * (m[hi] - m[lo]);
-  };
-  return (quantile(0.9) - quantile(0.1)) / 2.563;
+  return (stats::quantile_sorted(m, 0.9) - stats::quantile_sorted(m, 0.1)) / 2.563;
 }
 
 // A run whose block medians spread more than this (10%) jumped between levels while it ran.
 constexpr double kLevelJumps = 0.10;
 
-// The steady steps of one phase of a run, in step order, cut into blocks (at least an epoch).
-stats::StepBlocks steady_blocks(const ColumnarRun& run, int phase, int64_t warmup_steps) {
-  std::vector<double> all = phase_series(run, phase);
+// A run's phase steps `all` (phase_series()) past their warm-up, in step order, cut into blocks
+// of at least an epoch.
+stats::StepBlocks steady_blocks(const std::vector<double>& all, const ColumnarRun& run,
+                                int64_t warmup_steps) {
   const auto skip = std::min<size_t>(all.size(), static_cast<size_t>(warmup_steps));
-  all.erase(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(skip));
-  return stats::make_step_blocks(all, epoch_steps(run.header));
+  return stats::make_step_blocks(
+      std::vector<double>(all.begin() + static_cast<std::ptrdiff_t>(skip), all.end()),
+      epoch_steps(run.header));
 }
 
 // Runs as the unit: the t test leans on normally spread run medians, which a machine that jumps
@@ -342,14 +338,8 @@ void block_phase(PhaseComparison& pc, const SideRuns& a, const SideRuns& b, cons
   // Every step of the phase in step order; its steady steps are those after the warm-up.
   const std::vector<double> all_a = phase_series(*a.files[0], phase);
   const std::vector<double> all_b = phase_series(*b.files[0], phase);
-  auto steady = [](const std::vector<double>& all, const PhaseAnalysis& pa) {
-    const auto skip = std::min<size_t>(all.size(), static_cast<size_t>(pa.warmup_steps));
-    return std::vector<double>(all.begin() + static_cast<std::ptrdiff_t>(skip), all.end());
-  };
-  const stats::StepBlocks ba =
-      stats::make_step_blocks(steady(all_a, fa), epoch_steps(a.files[0]->header));
-  const stats::StepBlocks bb =
-      stats::make_step_blocks(steady(all_b, fb), epoch_steps(b.files[0]->header));
+  const stats::StepBlocks ba = steady_blocks(all_a, *a.files[0], fa.warmup_steps);
+  const stats::StepBlocks bb = steady_blocks(all_b, *b.files[0], fb.warmup_steps);
   pc.block_steps_a = ba.block_length;
   pc.block_steps_b = bb.block_length;
   // Only an interval can be too narrow: without a measured spread there is none. One warning
@@ -455,8 +445,9 @@ PhaseComparison compare_phase_timing(int phase, const SideRuns& a, const SideRun
     // exact permutation test bounds the t test (bound_by_permutation).
     for (const SideRuns* side : {&a, &b}) {
       for (size_t i = 0; i < side->analyses.size(); ++i) {
+        const ColumnarRun& run = *side->files[i];
         pc.level_spread = std::max(
-            pc.level_spread, level_spread(steady_blocks(*side->files[i], phase,
+            pc.level_spread, level_spread(steady_blocks(phase_series(run, phase), run,
                                                         phase_of(*side, i).warmup_steps)));
       }
     }

@@ -125,10 +125,7 @@ void AbCommandsOptions::validate() const {
     throw InputError("--turn-timeout must be > 0 s, got " + std::to_string(turn_timeout_ms) +
                      " ms");
   }
-  if (turn_every_steps < 0) {
-    throw InputError("--turn-every must be >= 0 steps, got " + std::to_string(turn_every_steps));
-  }
-  (void)detail::parse_cpus(cpus, "--cpus");
+  detail::check_turn_settings(turn_every_steps, cpus);
   if (out_dir.empty()) throw InputError("--out-dir must not be empty");
 }
 

@@ -223,6 +223,13 @@ void check_side_name(const std::string& name) {
   }
 }
 
+void check_turn_settings(int64_t turn_every_steps, const std::string& cpus) {
+  if (turn_every_steps < 0) {
+    throw InputError("--turn-every must be >= 0 steps, got " + std::to_string(turn_every_steps));
+  }
+  (void)parse_cpus(cpus, "--cpus");
+}
+
 int pair_code(int a, int b) {
   if (a == kExitInternal || b == kExitInternal) return kExitInternal;
   return a != 0 ? a : b;
@@ -252,10 +259,7 @@ void AbExperimentOptions::validate() const {
                      "'; their run files would collide");
   }
   if (repeats < 1) throw InputError("--repeats must be >= 1, got " + std::to_string(repeats));
-  if (turn_every_steps < 0) {
-    throw InputError("--turn-every must be >= 0 steps, got " + std::to_string(turn_every_steps));
-  }
-  (void)detail::parse_cpus(cpus, "--cpus");
+  detail::check_turn_settings(turn_every_steps, cpus);
   if (job) {
     if (job->world_size < 1 || job->world_size > kMaxAbWorldSize) {
       throw InputError("ab --world-size " + std::to_string(job->world_size) + " is outside [1, " +
