@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cli_util.h"
+#include "recompdiag/core/compare.h"
 #include "test_util.h"
 
 namespace {
@@ -193,11 +194,11 @@ TEST_CASE("ab --a-cmd/--b-cmd: a side that ends early lets the other finish; one
     REQUIRE(lines.size() == 1);
     CHECK(lines[0].find("recompdiag: error: b run exited 0 but wrote no run file") == 0);
   }
-  SUBCASE("killed: the run failed") {
+  SUBCASE("killed: the run failed, no verdict") {
     const test::CliOutcome o =
         run_shell(ab_line(train_cmd("--quiet"), "kill -KILL $$ # {out}", out));
     CAPTURE(o.output);
-    CHECK(o.exit_code == 1);
+    CHECK(o.exit_code == 4);
     const std::vector<std::string> lines = lines_starting(o.output, "recompdiag: ");
     REQUIRE(lines.size() == 1);
     CHECK(lines[0] == "recompdiag: error: b run was killed by signal 9 (Killed)");
@@ -216,7 +217,7 @@ TEST_CASE("ab --a-cmd/--b-cmd: a side that never yields is waited for once, then
       run_shell(ab_line(train_cmd("--quiet"), "sleep 30 # {out}", out, "--turn-timeout 1.5"));
   CAPTURE(o.output);
   CHECK(seconds_since(start) < 25.0);  // not the 30 s of sleep
-  CHECK(o.exit_code == 1);
+  CHECK(o.exit_code == 4);
   const std::string a = test::read_text(out + "/a.jsonl");
   CHECK(has_summary(out + "/a.jsonl"));
   CHECK(test::count_step_lines(out + "/a.jsonl") == 20);
@@ -260,10 +261,10 @@ TEST_CASE("ab --a-cmd/--b-cmd: repeats and a command that cannot start") {
   const std::string fixtures = RECOMPDIAG_FIXTURES_DIR;
   const std::string copy_base = "cp " + fixtures + "/compare_baseline.jsonl {out}";
   const std::string copy_slower = "cp " + fixtures + "/compare_slower.jsonl {out}";
-  SUBCASE("repeats: NAME-i files and one report") {
+  SUBCASE("repeats: NAME-i files and one report; the slower side fails the gate") {
     const test::CliOutcome o = run_shell(ab_line(copy_base, copy_slower, out, "--repeats 2"));
     CAPTURE(o.output);
-    CHECK(o.exit_code == 0);
+    CHECK(o.exit_code == 1);  // phase 2 of the slower fixture: 31% slower
     for (const char* f : {"/a-1.jsonl", "/a-2.jsonl", "/b-1.jsonl", "/b-2.jsonl", "/report.json"}) {
       CHECK(std::filesystem::exists(out + f));
     }
@@ -309,15 +310,69 @@ TEST_CASE("ab --a-cmd/--b-cmd: bad input is one line and exit 2, before anything
   }
 }
 
-TEST_CASE("ab --a-cmd/--b-cmd: no descriptors left for the turns is one line and exit 1") {
+TEST_CASE("ab --a-cmd/--b-cmd: no descriptors left for the turns is one line and exit 4") {
   test::TempDir dir;
   // Three standard streams and eight pipe ends do not fit in eight descriptors. The braces let the
   // shell redirect the streams before the limit.
   const test::CliOutcome o =
       run_shell("{ ulimit -n 8; " + ab_line("true {out}", "true {out}", dir.file("ab")) + "; }");
   CAPTURE(o.output);
-  CHECK(o.exit_code == 1);
+  CHECK(o.exit_code == 4);
   const std::vector<std::string> lines = lines_starting(o.output, "recompdiag: ");
   REQUIRE(lines.size() == 1);
   CHECK(lines[0] == "recompdiag: error: cannot create a pipe for the turns: Too many open files");
+}
+
+TEST_CASE("ab is the gate: a --fail-on count that grew exits 1, one that did not exits 0") {
+  test::TempDir dir;
+  // B recompiles its step at the phase switch; A keeps it (mutable): one more JIT compile in B.
+  const std::string keeps = train_cmd("--quiet --mode mutable");
+  const std::string recompiles = train_cmd("--quiet --mode recompile");
+  SUBCASE("grew: exit 1, and the report says which count failed the gate") {
+    const test::CliOutcome o =
+        run_shell(ab_line(keeps, recompiles, dir.file("grew"), "--quiet --fail-on compiles"));
+    CAPTURE(o.output);
+    CHECK(o.exit_code == 1);
+    const nlohmann::json report =
+        nlohmann::json::parse(test::read_text(dir.file("grew") + "/report.json"));
+    CHECK(report["verdict"] == "regression");
+    bool failed = false;
+    for (const auto& change : report["count_changes"]) {
+      if (change["fails"] == true) {
+        failed = true;
+        CHECK(change["count"] == "jit_compiles");  // the part that grew, listed
+        CHECK(change["failed_by"] == "compiles");  // the name the gate was given
+      }
+    }
+    CHECK(failed);
+  }
+  SUBCASE("the same command on both sides: nothing grew, no regression beyond 99%: exit 0") {
+    const test::CliOutcome o = run_shell(
+        ab_line(keeps, keeps, dir.file("same"), "--quiet --fail-on compiles --threshold 99"));
+    CAPTURE(o.output);
+    CHECK(o.exit_code == 0);
+    CHECK(std::filesystem::exists(dir.file("same") + "/report.json"));
+  }
+  SUBCASE("an unknown count: one line, exit 2, before anything runs") {
+    const test::CliOutcome o =
+        run_shell(ab_line(keeps, recompiles, dir.file("bad"), "--fail-on compiles,sinks"));
+    CAPTURE(o.output);
+    CHECK(o.exit_code == 2);
+    const std::vector<std::string> lines = lines_starting(o.output, "recompdiag: ");
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0].find("--fail-on: unknown count 'sinks'") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir.file("bad")));
+  }
+}
+
+TEST_CASE("every gate count is listed in the --help of compare and ab, with its line") {
+  for (const char* command : {"compare", "ab"}) {
+    CAPTURE(command);
+    const test::CliOutcome o = test::run_cli(std::string(command) + " --help");
+    REQUIRE(o.exit_code == 0);
+    for (const recompdiag::GateCount& count : recompdiag::gate_counts()) {
+      CAPTURE(count.name);
+      CHECK(o.output.find(count.name + ": " + count.help) != std::string::npos);
+    }
+  }
 }

@@ -47,7 +47,7 @@ std::vector<std::string> tool_lines(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("ab exits 3 when its runs crash, naming the signal") {
+TEST_CASE("ab exits 4 when its runs crash (no verdict), naming the signal") {
   test::TempDir dir;
   const std::string out = dir.file("ab");
   const std::string err = dir.file("stderr.txt");
@@ -58,7 +58,7 @@ TEST_CASE("ab exits 3 when its runs crash, naming the signal") {
   const std::vector<pid_t> runs = test::children_of(ab);
   REQUIRE(runs.size() == 2);
   for (const pid_t run : runs) ::kill(run, SIGSEGV);  // as a bug in a run would
-  CHECK(wait_exit_code(ab) == 3);
+  CHECK(wait_exit_code(ab) == 4);
   const std::vector<std::string> lines = tool_lines(err);
   CHECK(lines.size() == 2);  // one per run
   for (const std::string& line : lines) {
@@ -81,7 +81,7 @@ pid_t writer_of(const std::vector<pid_t>& pids, const std::string& file) {
   return -1;
 }
 
-TEST_CASE("ab exits 3 when B crashes, though A failed first") {
+TEST_CASE("ab exits 4 when B crashes, though A failed first") {
   test::TempDir dir;
   const std::string out = dir.file("ab");
   std::vector<std::string> args = kLongSmall;
@@ -98,17 +98,17 @@ TEST_CASE("ab exits 3 when B crashes, though A failed first") {
   // pair is remembered by the crash.
   ::kill(a, SIGKILL);
   ::kill(b, SIGSEGV);
-  CHECK(wait_exit_code(ab) == 3);
+  CHECK(wait_exit_code(ab) == 4);
 }
 
-TEST_CASE("ab exits 1 when its run files cannot be written, each run saying so once") {
+TEST_CASE("ab exits 4 when its run files cannot be written, each run saying so once") {
   test::TempDir dir;
   const std::string out = dir.file("ab");
   const std::string err = dir.file("stderr.txt");
   std::vector<std::string> args = kLongSmall;
   args.insert(args.end(), {"--out-dir", out});
   constexpr rlim_t kLimit = 48 * 1024;  // the header and a few dozen steps per run
-  CHECK(wait_exit_code(test::start_cli(args, err, kLimit)) == 1);
+  CHECK(wait_exit_code(test::start_cli(args, err, kLimit)) == 4);
   const std::vector<std::string> lines = tool_lines(err);
   CHECK(lines.size() == 2);
   for (const std::string& line : lines) {

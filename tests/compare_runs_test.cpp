@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -150,7 +151,7 @@ TEST_CASE("counts are compared exactly: compiles at the switch are a finding, an
   Comparison c = compare_run_sets(a, b, o);
   bool found = false;
   for (const CountChange& cc : c.count_changes) {
-    if (cc.count == "compiles") {
+    if (cc.count == "jit_compiles") {
       found = true;
       CHECK(cc.phase == 2);
       CHECK(cc.text == "B: 2 more JIT compiles in phase 2 (0 -> 2)");
@@ -164,7 +165,15 @@ TEST_CASE("counts are compared exactly: compiles at the switch are a finding, an
   CHECK(c.verdict == Verdict::kRegression);
   CHECK(exit_code_for(c, false) == 1);
   CHECK(contains(c.summary, "2 more JIT compiles in phase 2 (0 -> 2) (--fail-on compiles)"));
+  // `compiles` is every compiler's: the JIT's part fails it, and the report lists that part.
+  for (const CountChange& cc : c.count_changes) CHECK(cc.count != "compiles");
+  // The part by its own name fails alike; another compiler's part does not.
+  o.fail_on = parse_fail_on("jit_compiles");
+  CHECK(compare_run_sets(a, b, o).verdict == Verdict::kRegression);
+  o.fail_on = parse_fail_on("dynamo_compiles");
+  CHECK(compare_run_sets(a, b, o).verdict != Verdict::kRegression);
   // Reversed, B has fewer: reported, never failing.
+  o.fail_on = parse_fail_on("compiles");
   c = compare_run_sets(b, a, o);
   CHECK(c.verdict != Verdict::kRegression);
 }
@@ -173,7 +182,17 @@ TEST_CASE("--fail-on names are checked") {
   CHECK(parse_fail_on("compiles,syncs") == std::vector<std::string>{"compiles", "syncs"});
   CHECK(parse_fail_on("").empty());
   CHECK(contains(input_error([] { parse_fail_on("compiles,sinks"); }),
-                 "unknown count 'sinks' (accepted: compiles, plan_builds"));
+                 "unknown count 'sinks' (accepted: compiles, jit_compiles, plan_builds"));
+  // Every gate count is accepted, and has one line of help of its own.
+  std::set<std::string> helps;
+  for (const GateCount& count : gate_counts()) {
+    CAPTURE(count.name);
+    CHECK(parse_fail_on(count.name) == std::vector<std::string>{count.name});
+    CHECK_FALSE(count.help.empty());
+    CHECK(count.help.find('\n') == std::string::npos);
+    CHECK(helps.insert(count.help).second);
+  }
+  CHECK(gate_counts().size() == count_names().size());
   CompareOptions o;
   o.fail_on = {"nope"};
   CHECK_THROWS_AS(o.validate(), InputError);

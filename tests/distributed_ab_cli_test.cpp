@@ -52,7 +52,7 @@ TEST_CASE("ab --world-size 2: each run a 2-rank job, the report compares the job
   const std::string out = dir.file("ab");
   const auto o = test::run_cli("ab --world-size 2 " + kSmall + " --out-dir " + out);
   INFO(o.output);
-  REQUIRE(o.exit_code == 0);
+  REQUIRE((o.exit_code == 0 || o.exit_code == 1));  // a verdict, whichever the noise allows
   std::set<std::string> jobs;
   for (const char* side : {"recompile", "mutable"}) {
     CAPTURE(side);
@@ -93,7 +93,8 @@ TEST_CASE("ab --world-size 2 --fault recompile-one-rank: only rank 1 compiles at
       "--batch-size 8 --hidden 8 --quiet --out-dir " +
       out);
   INFO(o.output);
-  REQUIRE(o.exit_code == 0);
+  // A verdict (exit 1 where the gate finds the planted compile's cost beyond the threshold).
+  REQUIRE((o.exit_code == 0 || o.exit_code == 1));
   const auto report = nlohmann::json::parse(test::read_text(out + "/report.json"));
   // Both jobs train in mutable mode, so rank 1's compile at the switch is the fault alone.
   std::vector<int> compiles_a, compiles_b;
@@ -160,7 +161,7 @@ TEST_CASE("SIGINT to ab --world-size 2 reaches every rank; each job's ranks stop
   CHECK_FALSE(std::filesystem::exists(out + "/report.md"));
 }
 
-TEST_CASE("ab --world-size 2 exits 3 when a rank crashes; its peer fails, the other job ends") {
+TEST_CASE("ab --world-size 2 exits 4 when a rank crashes (no verdict); its peer fails, the other job ends") {
   test::TempDir dir;
   const std::string out = dir.file("ab");
   const std::string err = dir.file("stderr.txt");
@@ -178,7 +179,7 @@ TEST_CASE("ab --world-size 2 exits 3 when a rank crashes; its peer fails, the ot
   const std::string text = test::read_text(err);
   INFO(text);
   REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 3);
+  CHECK(WEXITSTATUS(status) == 4);
   CHECK(contains(text, "recompdiag: internal error: "));
   CHECK(contains(text, "was killed by signal 11"));
   // Its peer's line: it failed, it did not hang; in a step's all-reduce or in the turn's barrier

@@ -102,7 +102,7 @@ void summarize(Comparison& c) {
     c.verdict = Verdict::kRegression;
   } else if (failing) {
     c.verdict = Verdict::kRegression;
-    c.summary = "regression: " + failing->text + " (--fail-on " + failing->count + ")";
+    c.summary = "regression: " + failing->text + " (--fail-on " + failing->failed_by + ")";
     return;
   } else if ((phase = worst(Verdict::kImprovement, false))) {
     c.verdict = Verdict::kImprovement;
@@ -138,7 +138,7 @@ void summarize(Comparison& c) {
                              fmt("%.3g ms", phase->median_b_ms)) +
                   ", " + phase->reason;
     }
-    if (failing) c.summary += "; and " + failing->text + " (--fail-on " + failing->count + ")";
+    if (failing) c.summary += "; and " + failing->text + " (--fail-on " + failing->failed_by + ")";
   } else {
     c.summary = "no_change: every phase's steady median is proven within the " +
                 fmt("%.1f%%", o.threshold * 100.0) + " threshold (TOST, Holm)";

@@ -10,13 +10,18 @@ namespace recompdiag {
 
 namespace {
 
-/// One count: its `--fail-on` name, how a sentence names it, when a run measured it, its value.
+/// One count: its `--fail-on` name and help line, how a sentence names it, when a run measured
+/// it, its value, and whether the report lists its changes (an umbrella count is judged for
+/// `--fail-on` alone: its refinements are listed).
 struct CountDef {
   const char* name;
+  const char* help;   // one line for --help and the docs
   const char* one;    // "JIT compile"
   const char* words;  // "JIT compile", "JIT compiles"
   bool (*measured)(const ProbeCounts&);
   int64_t (*value)(const PhaseAnalysis&, const RunAnalysis&);
+  bool listed = true;
+  const char* refines = nullptr;  // the umbrella count this one is a part of
 };
 
 bool always(const ProbeCounts&) { return true; }
@@ -28,35 +33,70 @@ int64_t deterministic_alerts(const PhaseAnalysis& pa, const RunAnalysis& run) {
   return n;
 }
 
+// The one list of gate counts: count_names(), gate_counts() (the --help and docs lines),
+// parse_fail_on() and the report's count changes come from it. `compiles` counts every
+// compiler's; jit_compiles and dynamo_compiles are its refinements.
 const CountDef kCounts[] = {
-    {"compiles", "JIT compile", "JIT compiles", always,
-     [](const PhaseAnalysis& p, const RunAnalysis&) { return detail::jit_compiles_seen(p.counts); }},
-    {"plan_builds", "JIT plan build", "JIT plan builds",
-     [](const ProbeCounts& c) { return c.has_jit; },
+    {"compiles", "every compiler's compiles: TorchScript's and torch.compile's (the two below)",
+     "compile", "compiles", always,
+     [](const PhaseAnalysis& p, const RunAnalysis&) {
+       return detail::jit_compiles_seen(p.counts) + p.counts.dynamo_compiles;
+     },
+     false},
+    {"jit_compiles", "TorchScript compiles (torch::jit::compile, or compile events)",
+     "JIT compile", "JIT compiles", always,
+     [](const PhaseAnalysis& p, const RunAnalysis&) { return detail::jit_compiles_seen(p.counts); },
+     true, "compiles"},
+    {"plan_builds", "TorchScript graph-executor plans built (new specializations: JIT cache misses)",
+     "JIT plan build", "JIT plan builds", [](const ProbeCounts& c) { return c.has_jit; },
      [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.jit_plan_builds; }},
-    {"syncs", "host sync", "host syncs",
-     [](const ProbeCounts& c) { return c.has_dispatch || c.has_cupti; },
+    {"syncs", "host syncs (the dispatcher's; CUPTI's synchronizations on a GPU)", "host sync",
+     "host syncs", [](const ProbeCounts& c) { return c.has_dispatch || c.has_cupti; },
      [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.syncs; }},
-    {"copies", "cross-device copy", "cross-device copies",
+    {"copies", "cross-device copies, every direction", "cross-device copy", "cross-device copies",
      [](const ProbeCounts& c) { return c.has_dispatch || c.has_cupti; },
      [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.copies; }},
-    {"cache_misses", "cache miss", "cache misses",
+    {"cache_misses",
+     "every cache miss: plan builds, first-seen op signatures and kernels, GPU module loads, CUDA "
+     "graph instantiations",
+     "cache miss", "cache misses",
      [](const ProbeCounts& c) { return c.has_dispatch || c.has_jit || c.has_cupti; },
      [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.cache_misses(); }},
-    {"alerts", "alert", "alerts", always, deterministic_alerts},
-    {"dynamo_compiles", "torch.compile compile", "torch.compile compiles",
+    {"alerts", "health alerts, slow_step's left out (it comes and goes with the machine)", "alert",
+     "alerts", always, deterministic_alerts},
+    {"dynamo_compiles", "torch.compile compiles (its recompiles included)",
+     "torch.compile compile", "torch.compile compiles",
      [](const ProbeCounts& c) { return c.has_compiled; },
-     [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.dynamo_compiles; }},
-    {"eager_fallbacks", "eager call of a compiled frame", "eager calls of compiled frames",
+     [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.dynamo_compiles; }, true,
+     "compiles"},
+    {"eager_fallbacks",
+     "calls of torch.compile frames that ran eagerly (past the recompile limit, or a fallback)",
+     "eager call of a compiled frame", "eager calls of compiled frames",
      [](const ProbeCounts& c) { return c.has_compiled; },
      [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.eager_fallbacks; }},
 };
+
+const CountDef& count_def(const std::string& name) {
+  for (const CountDef& d : kCounts) {
+    if (name == d.name) return d;
+  }
+  throw std::logic_error("no gate count named " + name);
+}
 
 std::string range(int64_t lo, int64_t hi) {
   return lo == hi ? std::to_string(lo) : std::to_string(lo) + "-" + std::to_string(hi);
 }
 
 }  // namespace
+
+const std::vector<GateCount>& gate_counts() {
+  static const std::vector<GateCount> counts = [] {
+    std::vector<GateCount> out;
+    for (const CountDef& d : kCounts) out.push_back({d.name, d.help});
+    return out;
+  }();
+  return counts;
+}
 
 const std::vector<std::string>& count_names() {
   static const std::vector<std::string> names = [] {
@@ -91,6 +131,8 @@ namespace detail {
 
 void compare_counts(int phase, const SideRuns& a, const SideRuns& b, const CompareOptions& options,
                     std::vector<CountChange>& out) {
+  const size_t first = out.size();
+  std::vector<CountChange> umbrellas;  // judged for --fail-on; their refinements are listed
   for (const CountDef& def : kCounts) {
     bool measured = true;
     int64_t lo[2] = {INT64_MAX, INT64_MAX};
@@ -118,11 +160,27 @@ void compare_counts(int phase, const SideRuns& a, const SideRuns& b, const Compa
     c.b_max = hi[1];
     const auto& fail_on = options.fail_on;
     c.fails = more && std::find(fail_on.begin(), fail_on.end(), c.count) != fail_on.end();
+    if (c.fails) c.failed_by = c.count;
     const int64_t by = more ? lo[1] - hi[0] : lo[0] - hi[1];
     c.change = std::to_string(by) + (more ? " more " : " fewer ") + (by == 1 ? def.one : def.words);
     c.text = "B: " + c.change + " in phase " + std::to_string(phase) + " (" + range(lo[0], hi[0]) +
              " -> " + range(lo[1], hi[1]) + ")";
-    out.push_back(std::move(c));
+    (def.listed ? out : umbrellas).push_back(std::move(c));
+  }
+  // An umbrella that fails the gate fails it through the refinements that grew; through itself,
+  // listed, when none of them grew on its own (one compiler's more offsets in another's spread).
+  for (CountChange& u : umbrellas) {
+    if (!u.fails) continue;
+    bool marked = false;
+    for (size_t i = first; i < out.size(); ++i) {
+      CountChange& c = out[i];
+      const CountDef& def = count_def(c.count);
+      if (def.refines && u.count == def.refines && c.b_min > c.a_max) {
+        if (!c.fails) c.failed_by = u.count;
+        c.fails = marked = true;
+      }
+    }
+    if (!marked) out.push_back(std::move(u));
   }
 }
 

@@ -274,6 +274,7 @@ json report_json(const Comparison& c) {
                       {"b_min", cc.b_min},
                       {"b_max", cc.b_max},
                       {"fails", cc.fails},
+                      {"failed_by", cc.failed_by},
                       {"text", cc.text}});
   }
   json switches = json::array();
@@ -309,6 +310,8 @@ json report_json(const Comparison& c) {
                        {"share", num(cost.share)},
                        {"p", num(cost.p)},
                        {"against_counts", cost.against_counts},
+                       {"measured_s", num(cost.measured_s)},
+                       {"measured_bounds", cost.measured_bounds},
                        {"verdict", to_string(cost.verdict)},
                        {"text", cost.text}});
   }

@@ -55,4 +55,9 @@ int exit_code_of_wait_status(int status) {
   return kExitInternal;
 }
 
+int side_failed_exit_code(int code) {
+  if (code == kExitBadInput || code == 128 + SIGINT || code == 128 + SIGTERM) return code;
+  return kExitSideFailed;
+}
+
 }  // namespace recompdiag::trainer

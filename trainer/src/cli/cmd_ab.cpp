@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/gate_flags.h"
 #include "cli/metrics_flags.h"
 #include "cli/run_set.h"
 #include "cli/train_flags.h"
@@ -13,6 +14,7 @@
 #include "recompdiag/reports/report_files.h"
 #include "recompdiag/trainer/ab_commands.h"
 #include "recompdiag/trainer/ab_experiment.h"
+#include "recompdiag/trainer/exit_codes.h"
 
 namespace recompdiag::trainer::cli {
 
@@ -21,8 +23,7 @@ namespace {
 struct AbCommand {
   TrainFlags flags;
   std::string out_dir = "recompdiag-ab";
-  double threshold_pct = 5.0;
-  double alpha = 0.05;
+  GateFlags gate;
   std::string noise_profile;
   bool sequential = false;
   int repeats = 1;
@@ -34,35 +35,36 @@ struct AbCommand {
   std::string cpus = "auto";
 };
 
-/// Compares an experiment's runs and writes the reports, printing the summary; returns the exit
-/// code (the runs' when one failed: no verdict on failed runs).
+/// Compares an experiment's runs and writes the reports, printing the summary; returns the gate's
+/// exit code, or side_failed_exit_code's when a run failed (no verdict on failed runs).
 int report_runs(const AbExperimentResult& runs, const CompareOptions& options,
-                const std::string& out_dir, bool quiet) {
-  if (runs.exit_code != 0) return runs.exit_code;
+                const AbCommand& s) {
+  if (runs.exit_code != 0) return side_failed_exit_code(runs.exit_code);
   // A job's rank files are one run (the slowest rank per step), with its rank table and
   // stragglers; single runs stay as they are.
   const std::vector<RunSet> a = group_rank_files(read_run_set(runs.a_paths));
   const std::vector<RunSet> b = group_rank_files(read_run_set(runs.b_paths));
-  std::cout << reports::write_reports(compare_jobs(a, b, options), out_dir);
-  if (!quiet) std::cout << "\nreports: " << out_dir << "/report.{md,html,json}\n";
-  return 0;
+  const Comparison c = compare_jobs(a, b, options);
+  std::cout << reports::write_reports(c, s.out_dir);
+  if (!s.flags.quiet) std::cout << "\nreports: " << s.out_dir << "/report.{md,html,json}\n";
+  std::cout.flush();
+  return gate_exit_code(c, s.gate, std::cerr);
 }
 
 /// The flags that a two-command `ab` reads; the others configure the built-in runs.
 bool applies_to_commands(const std::string& flag) {
   for (const char* name :
        {"--a-cmd", "--b-cmd", "--a-name", "--b-name", "--turn-timeout", "--turn-every", "--cpus",
-        "--out-dir", "--threshold", "--alpha", "--noise-profile", "--repeats", "--quiet", "--help"}) {
+        "--out-dir", "--noise-profile", "--repeats", "--quiet", "--help"}) {
     if (flag == name) return true;
   }
-  return false;
+  return is_gate_flag(flag);
 }
 
 /// The comparison's settings from the flags, before the experiment fits them to its runs.
 CompareOptions base_options(const AbCommand& s) {
   CompareOptions options;
-  options.threshold = s.threshold_pct / 100.0;
-  options.alpha = s.alpha;
+  apply_gate_flags(s.gate, options);
   if (!s.noise_profile.empty()) {
     apply_noise_profile(read_noise_profile(s.noise_profile), s.noise_profile, options);
   }
@@ -70,7 +72,7 @@ CompareOptions base_options(const AbCommand& s) {
 }
 
 /// `ab --a-cmd ... --b-cmd ...`: the commands' runs, then the same report as the built-in runs'.
-void run_commands(const AbCommand& s, CLI::App& cmd, CommandContext& ctx) {
+int run_commands(const AbCommand& s, CLI::App& cmd) {
   for (const CLI::Option* option : cmd.get_options()) {
     if (option->count() > 0 && !applies_to_commands(option->get_name())) {
       throw InputError("ab --a-cmd/--b-cmd: " + option->get_name() +
@@ -91,7 +93,73 @@ void run_commands(const AbCommand& s, CLI::App& cmd, CommandContext& ctx) {
   experiment.turn_timeout_ms = static_cast<int64_t>(s.turn_timeout_s * 1000.0 + 0.5);
   CompareOptions options = experiment.compare_options(base_options(s));
   options.validate();  // before anything trains
-  ctx.exit_code = report_runs(run_ab_commands(experiment), options, s.out_dir, s.flags.quiet);
+  return report_runs(run_ab_commands(experiment), options, s);
+}
+
+/// `ab`: the commands' pair, or the built-in modes (a fault against its healthy twin); returns
+/// the exit code.
+int run_ab(const AbCommand& s, CLI::App& cmd) {
+  if (cmd.count("--a-cmd") > 0 || cmd.count("--b-cmd") > 0) return run_commands(s, cmd);
+  for (const char* flag : {"--a-name", "--b-name", "--turn-timeout"}) {
+    if (cmd.count(flag) > 0) {
+      throw InputError(std::string("ab ") + flag + " applies to --a-cmd/--b-cmd runs");
+    }
+  }
+  if (wants_fault_list(s.flags)) {
+    print_fault_catalogue(std::cout);
+    return 0;
+  }
+  AbExperimentOptions experiment;
+  experiment.a.config = to_config(s.flags);
+  if (experiment.a.config.distributed) {
+    throw InputError(
+        "ab starts its jobs' ranks itself (--world-size N): run it without a launcher's RANK "
+        "and WORLD_SIZE");
+  }
+  if (s.flags.world_size) {
+    // Each run of each pair is a local job of N ranks; the report compares the jobs.
+    DistributedOptions job;
+    job.world_size = *s.flags.world_size;
+    job.rendezvous_timeout_s = s.flags.rendezvous_timeout_s;
+    job.collective_timeout_s = s.flags.collective_timeout_s;
+    experiment.job = job;
+  }
+  experiment.a.config.mode = TrainMode::kRecompile;
+  experiment.b.config = experiment.a.config;
+  experiment.b.config.mode = TrainMode::kMutable;
+  if (!experiment.a.config.faults.empty()) {
+    // ab --fault: A is the healthy run, B the same seed and config with the fault. Both
+    // recompile; the healthy one migrates Adam's state (the remedy) unless told otherwise.
+    experiment.b.config = experiment.a.config;
+    experiment.a.config.faults = {};
+    if (experiment.b.config.faults.has(FaultKind::kRecompileOneRank)) {
+      // A job whose ranks all recompile at the switch hides one rank's extra compile: the
+      // healthy twin of a rank-dependent recompile compiles nothing there (mutable mode).
+      experiment.a.config.mode = TrainMode::kMutable;
+      experiment.b.config.mode = TrainMode::kMutable;
+    }
+    if (cmd.count("--optimizer-handoff") == 0) {
+      experiment.a.config.handoff = OptimizerHandoff::kMigrate;
+      experiment.b.config.handoff = OptimizerHandoff::kMigrate;
+    }
+    experiment.a.name = "healthy";
+    experiment.b.name = experiment.b.config.faults.to_string();
+    for (char& c : experiment.b.name) {
+      if (c == ',') c = '_';
+      if (c == '=') c = '-';
+    }
+  }
+  experiment.out_dir = s.out_dir;
+  experiment.schedule = s.sequential ? AbSchedule::kSequential : AbSchedule::kInterleaved;
+  experiment.turn_every_steps = s.turn_every_steps;
+  experiment.cpus = s.cpus;
+  experiment.quiet = s.flags.quiet;
+  experiment.repeats = s.repeats;
+  experiment.metrics = s.metrics;
+  // What the sides differ in by design is listed, not warned about; turns pair the epochs.
+  CompareOptions options = experiment.compare_options(base_options(s));
+  options.validate();  // before anything trains
+  return report_runs(run_ab_experiment(experiment), options, s);
 }
 
 }  // namespace
@@ -104,15 +172,14 @@ void add_ab_command(CLI::App& app, CommandContext& ctx) {
       "write DIR/recompile.jsonl, DIR/mutable.jsonl, DIR/report.{md,html,json}. With --fault: "
       "A is the healthy run, B the same seed and config with the fault (DIR/healthy.jsonl, "
       "DIR/<fault>.jsonl). With --world-size N each run is a data-parallel job of N local ranks "
-      "(DIR/NAME.rank0.jsonl, ...) and a pair's two jobs take turns as wholes");
+      "(DIR/NAME.rank0.jsonl, ...) and a pair's two jobs take turns as wholes. The gate, as "
+      "compare's: exit 0 no regression (inconclusive warns); 1 B regresses beyond the threshold "
+      "with significance, or a --fail-on count grew; 2 bad input; 4 a side's run failed (no "
+      "verdict)");
   add_train_flags(*cmd, state->flags);
   cmd->add_option("--out-dir", state->out_dir, "Directory for run files and reports")
       ->capture_default_str();
-  cmd->add_option("--threshold", state->threshold_pct, "Noise threshold in percent for the verdict")
-      ->capture_default_str();
-  cmd->add_option("--alpha", state->alpha,
-                  "Family-wise significance level of the phase tests (Holm over the phases)")
-      ->capture_default_str();
+  add_gate_flags(*cmd, state->gate);
   cmd->add_option("--noise-profile", state->noise_profile,
                   "This machine's run-to-run spread (`recompdiag bench noise`): what one pair "
                   "that does not take turns (--sequential) needs for a time verdict");
@@ -153,72 +220,14 @@ void add_ab_command(CLI::App& app, CommandContext& ctx) {
                   "not pinned)")
       ->capture_default_str();
   cmd->callback([state, cmd, &ctx] {
-    AbCommand& s = *state;
-    if (cmd->count("--a-cmd") > 0 || cmd->count("--b-cmd") > 0) {
-      run_commands(s, *cmd, ctx);
-      return;
+    try {
+      ctx.exit_code = run_ab(*state, *cmd);
+    } catch (const IoError&) {
+      // ab could not run or record its pair: no verdict, and not one to read as a regression.
+      ctx.exit_code = side_failed_exit_code(report_error(std::current_exception(), std::cerr));
+    } catch (const JobError&) {
+      ctx.exit_code = side_failed_exit_code(report_error(std::current_exception(), std::cerr));
     }
-    for (const char* flag : {"--a-name", "--b-name", "--turn-timeout"}) {
-      if (cmd->count(flag) > 0) {
-        throw InputError(std::string("ab ") + flag + " applies to --a-cmd/--b-cmd runs");
-      }
-    }
-    if (wants_fault_list(s.flags)) {
-      print_fault_catalogue(std::cout);
-      ctx.exit_code = 0;
-      return;
-    }
-    AbExperimentOptions experiment;
-    experiment.a.config = to_config(s.flags);
-    if (experiment.a.config.distributed) {
-      throw InputError(
-          "ab starts its jobs' ranks itself (--world-size N): run it without a launcher's RANK "
-          "and WORLD_SIZE");
-    }
-    if (s.flags.world_size) {
-      // Each run of each pair is a local job of N ranks; the report compares the jobs.
-      DistributedOptions job;
-      job.world_size = *s.flags.world_size;
-      job.rendezvous_timeout_s = s.flags.rendezvous_timeout_s;
-      job.collective_timeout_s = s.flags.collective_timeout_s;
-      experiment.job = job;
-    }
-    experiment.a.config.mode = TrainMode::kRecompile;
-    experiment.b.config = experiment.a.config;
-    experiment.b.config.mode = TrainMode::kMutable;
-    if (!experiment.a.config.faults.empty()) {
-      // ab --fault: A is the healthy run, B the same seed and config with the fault. Both
-      // recompile; the healthy one migrates Adam's state (the remedy) unless told otherwise.
-      experiment.b.config = experiment.a.config;
-      experiment.a.config.faults = {};
-      if (experiment.b.config.faults.has(FaultKind::kRecompileOneRank)) {
-        // A job whose ranks all recompile at the switch hides one rank's extra compile: the
-        // healthy twin of a rank-dependent recompile compiles nothing there (mutable mode).
-        experiment.a.config.mode = TrainMode::kMutable;
-        experiment.b.config.mode = TrainMode::kMutable;
-      }
-      if (cmd->count("--optimizer-handoff") == 0) {
-        experiment.a.config.handoff = OptimizerHandoff::kMigrate;
-        experiment.b.config.handoff = OptimizerHandoff::kMigrate;
-      }
-      experiment.a.name = "healthy";
-      experiment.b.name = experiment.b.config.faults.to_string();
-      for (char& c : experiment.b.name) {
-        if (c == ',') c = '_';
-        if (c == '=') c = '-';
-      }
-    }
-    experiment.out_dir = s.out_dir;
-    experiment.schedule = s.sequential ? AbSchedule::kSequential : AbSchedule::kInterleaved;
-    experiment.turn_every_steps = s.turn_every_steps;
-    experiment.cpus = s.cpus;
-    experiment.quiet = s.flags.quiet;
-    experiment.repeats = s.repeats;
-    experiment.metrics = s.metrics;
-    // What the sides differ in by design is listed, not warned about; turns pair the epochs.
-    CompareOptions options = experiment.compare_options(base_options(s));
-    options.validate();  // before anything trains
-    ctx.exit_code = report_runs(run_ab_experiment(experiment), options, s.out_dir, s.flags.quiet);
   });
 }
 

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/gate_flags.h"
 #include "cli/run_set.h"
 #include "recompdiag/core/compare.h"
 #include "recompdiag/core/error.h"
@@ -28,15 +29,12 @@ struct CompareCommand {
   std::string format = "md";
   bool format_given = false;
   std::string out;
-  double threshold_pct = 5.0;
-  double alpha = 0.05;
+  GateFlags gate;
   double confidence = 95.0;
   std::optional<double> run_noise_pct;
   std::string noise_profile;
   bool paired = false;
   bool turns = false;
-  std::string fail_on;
-  bool strict_inconclusive = false;
   std::string trace;
 };
 
@@ -55,8 +53,7 @@ reports::ReportFormat report_format(const CompareCommand& s) {
 
 CompareOptions to_options(const CompareCommand& s) {
   CompareOptions o;
-  o.threshold = s.threshold_pct / 100.0;
-  o.alpha = s.alpha;
+  apply_gate_flags(s.gate, o);
   o.bootstrap.confidence = s.confidence / 100.0;
   if (s.run_noise_pct && !s.noise_profile.empty()) {
     throw InputError("give --run-noise or --noise-profile, not both");
@@ -67,7 +64,6 @@ CompareOptions to_options(const CompareCommand& s) {
   }
   o.paired = s.paired;
   o.turns = s.turns;
-  o.fail_on = parse_fail_on(s.fail_on);
   o.validate();
   return o;
 }
@@ -110,12 +106,6 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
       cmd->add_option("--format", state->format,
                       "Report format: md, html or json (default: from --out's extension, else md)");
   cmd->add_option("--out", state->out, "Write the report to FILE (atomically) instead of stdout");
-  cmd->add_option("--threshold", state->threshold_pct,
-                  "Noise threshold in percent: smaller changes of a steady median never count")
-      ->capture_default_str();
-  cmd->add_option("--alpha", state->alpha,
-                  "Family-wise significance level of the phase tests (Holm over the phases)")
-      ->capture_default_str();
   cmd->add_option("--confidence", state->confidence, "Confidence level of the intervals, percent")
       ->capture_default_str();
   cmd->add_option("--noise-profile", state->noise_profile,
@@ -133,12 +123,7 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
                 "The runs of each pair took turns (as `ab` runs them): one pair is tested turn "
                 "by turn, step by step where both run headers say so (turn_every_steps), else "
                 "epoch by epoch, so that the machine's state both runs saw cancels");
-  cmd->add_option("--fail-on", state->fail_on,
-                  "Counts that fail the gate when B has more in any phase, whatever the timing: "
-                  "comma-separated from compiles, plan_builds, syncs, copies, cache_misses, "
-                  "alerts");
-  cmd->add_flag("--strict-inconclusive", state->strict_inconclusive,
-                "Exit 1 when the verdict is inconclusive (default: exit 0 with a warning)");
+  add_gate_flags(*cmd, state->gate);
   cmd->add_option("--trace", state->trace,
                   "Also write a Chrome trace-event JSON of both runs to FILE (opens in Perfetto)");
   cmd->callback([state, format, &ctx] {
@@ -180,12 +165,7 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
       }
     }
     for (const std::string& w : c.warnings) std::cerr << "recompdiag: warning: " << w << "\n";
-    if (c.verdict == Verdict::kInconclusive) {
-      std::cerr << "recompdiag: warning: " << c.summary
-                << (s.strict_inconclusive ? " (exit 1: --strict-inconclusive)"
-                                          : " (exit 0; --strict-inconclusive makes it 1)")
-                << "\n";
-    }
+    const int exit_code = gate_exit_code(c, s.gate, std::cerr);
     if (s.out.empty()) {
       renderer->render(c, std::cout);
       std::cout.flush();
@@ -198,7 +178,7 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
         reports::write_chrome_trace(*trace_a, *trace_b, c, out);
       });
     }
-    ctx.exit_code = exit_code_for(c, s.strict_inconclusive);
+    ctx.exit_code = exit_code;
   });
 }
 

@@ -88,8 +88,19 @@ struct CompareOptions {
   stats::RatioTestOptions ratio_test() const;
 };
 
-/// The deterministic counts compared exactly, as `--fail-on` names them: compiles, plan_builds,
-/// syncs, copies, cache_misses, alerts.
+/// A deterministic count compared exactly, as `--fail-on` names it, and its one line of help.
+struct GateCount {
+  std::string name;  ///< "compiles"
+  std::string help;  ///< "every compiler's compiles: TorchScript's and torch.compile's ..."
+};
+
+/// The deterministic counts compared exactly, in the report's order: `compiles` (every
+/// compiler's), `jit_compiles`, `plan_builds`, `syncs`, `copies`, `cache_misses`, `alerts`,
+/// `dynamo_compiles`, `eager_fallbacks`. `compiles` is judged for `--fail-on` only: the report
+/// lists its parts (jit_compiles, dynamo_compiles). What `--help` and the docs list.
+const std::vector<GateCount>& gate_counts();
+
+/// The names of gate_counts().
 const std::vector<std::string>& count_names();
 
 /// Parses `--fail-on` ("compiles,syncs"); throws InputError naming the accepted names.
@@ -184,12 +195,16 @@ struct PhaseComparison {
 /// A deterministic count that differs between the sides in one phase, compared exactly.
 struct CountChange {
   int phase = 1;
-  std::string count;  ///< As count_names() names it: "compiles".
+  std::string count;  ///< As count_names() names it: "jit_compiles".
   int64_t a_min = 0;  ///< Over the runs of A (equal with one run).
   int64_t a_max = 0;
   int64_t b_min = 0;
   int64_t b_max = 0;
-  bool fails = false;  ///< B has more, and `count` is in CompareOptions::fail_on.
+  /// B has more, and `count`, or the count it is a part of (`compiles`), is in
+  /// CompareOptions::fail_on.
+  bool fails = false;
+  /// The CompareOptions::fail_on name that fails it: `count`, or "compiles" for its parts.
+  std::string failed_by;
   std::string text;    ///< "B: 12 more JIT compiles in phase 2 (0 -> 12)".
   /// The change in words, without side or phase: "12 more JIT compiles", "1 fewer JIT compile".
   std::string change;
@@ -227,6 +242,13 @@ struct CountedCost {
   /// faster where it has only more. Not their cost (something else happened at those steps):
   /// it decides no verdict.
   bool against_counts = false;
+  /// B's compile time minus A's, as the costed compilers' own clocks recorded it (TorchScript's
+  /// compile events, torch.compile's compile_ms): measured, not estimated.
+  double measured_s = 0.0;
+  /// The measured compile time bounds the difference (B has only more of the costed compiles and
+  /// compiled longer, or only fewer and compiled less): difference_s and the interval are at least
+  /// measured_s from zero, and the bound alone decides when it is beyond the threshold.
+  bool measured_bounds = false;
   /// kRegression (kImprovement) when the share is beyond +threshold (-threshold) with p below
   /// alpha; else kNoChange: the cost is too small or too uncertain to decide.
   Verdict verdict = Verdict::kNoChange;
