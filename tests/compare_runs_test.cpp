@@ -234,3 +234,52 @@ TEST_CASE("a phase whose steady steps took 0 ms is bad input, not a NaN verdict"
     CHECK(contains(msg, "steady median step time is 0 ms"));
   }
 }
+
+TEST_CASE("counted cost: compile time the compiler measured is a cost, at least, whatever the noise") {
+  test::TempDir dir;
+  SyntheticRunOptions quiet = small();
+  quiet.mode = "mutable";
+  quiet.switch_compiles = 0;
+  quiet.warmup_at_switch = false;
+  quiet.optimizer_reset_at_switch = false;
+  quiet.noise = 0.3;  // steps too noisy for the estimate to tell a compile's time from noise
+  auto a = runs(dir, "a", 2, quiet, 1);
+  auto b = runs(dir, "b", 2, quiet, 11);
+  // B compiles at its switch under torch.compile, 60 ms by the compiler's own clock (its steps do
+  // not show it: noise of this size could hide it), against A's phase 2 of about 600 ms.
+  const int64_t switch_step = 120;
+  for (RunFile& run : b) {
+    for (StepRecord& step : run.steps) {
+      step.compiled = CompiledStats{};
+      if (step.step == switch_step) {
+        step.compiled->compiles = 1;
+        step.compiled->compile_ms = 60.0;
+      }
+    }
+  }
+  for (RunFile& run : a) {
+    for (StepRecord& step : run.steps) step.compiled = CompiledStats{};
+  }
+  CompareOptions o;
+  o.expected_differences = {"mode"};
+  const Comparison c = compare_run_sets(a, b, o);
+  const CountedCost* cost = nullptr;
+  for (const CountedCost& cc : c.counted_costs) {
+    if (cc.phase == 2) cost = &cc;
+  }
+  REQUIRE(cost != nullptr);
+  CAPTURE(cost->text);
+  CHECK(cost->measured_bounds);
+  CHECK(cost->measured_s == doctest::Approx(0.060));
+  CHECK(cost->low_s >= 0.060);
+  CHECK(cost->difference_s >= 0.060);
+  CHECK(cost->verdict == Verdict::kRegression);  // 60 ms of about 600: beyond 5%
+  CHECK(contains(cost->text, "cost at least 0.06 s compiling, as the compilers' own clocks "
+                             "measured (the step times alone: "));
+  // Against a threshold the bound does not reach, the bound alone decides nothing.
+  o.threshold = 0.2;
+  const Comparison loose = compare_run_sets(a, b, o);
+  for (const CountedCost& cc : loose.counted_costs) {
+    if (cc.phase == 2) CHECK(cc.verdict == Verdict::kNoChange);
+  }
+}

@@ -380,7 +380,7 @@ Comparison compare_sets(const std::vector<const ColumnarRun*>& a,
   summarize(c);
   detail::tell_story(c);
   c.time_summary = c.summary;
-  if (c.convergence.verdict == ConvergenceVerdict::kRegression) {
+  if (c.convergence.verdict != ConvergenceVerdict::kNoChange) {
     c.summary += "; " + c.convergence.summary;
   }
   return c;

@@ -108,7 +108,7 @@ void quality_table(const ConvergenceComparison& q, std::ostream& out) {
         << "</td><td>" << detail::loss(m.b) << "</td><td>" << detail::change(1.0 + m.change)
         << "</td><td>" << m.worse_pairs << " / " << m.better_pairs << "</td><td>"
         << (q.tested ? detail::p_value(m.p) : "n/a") << "</td><td class=\"l\">"
-        << (m.regression ? "yes" : "no") << "</td></tr>\n";
+        << detail::quality_cell(q, m) << "</td></tr>\n";
   }
   out << "</table>\n";
 }

@@ -47,7 +47,7 @@ void write_convergence(const ConvergenceComparison& q, std::ostream& out) {
     out << "| " << md_cell(m.label) << " | " << detail::loss(m.a) << " | " << detail::loss(m.b)
         << " | " << detail::change(1.0 + m.change) << " | " << m.worse_pairs << " / "
         << m.better_pairs << " | " << (q.tested ? detail::p_value(m.p) : "n/a") << " | "
-        << (m.regression ? "yes" : "no") << " |\n";
+        << detail::quality_cell(q, m) << " |\n";
   }
   const RunConvergence& a = q.a.front();
   const RunConvergence& b = q.b.front();

@@ -71,6 +71,16 @@ inline std::string verdict_words(const char* verdict) {
   return v;
 }
 
+/// A quality measure's verdict cell: "yes" or "no" when tested across pairs; with one pair,
+/// "worse, untested" where B is worse beyond the tolerance, else "no".
+inline const char* quality_cell(const ConvergenceComparison& q, const QualityMeasure& m) {
+  if (q.tested) return m.regression ? "yes" : "no";
+  return q.verdict == ConvergenceVerdict::kUntestedDifference && m.change > 0.0 &&
+                 m.worse_pairs == q.pairs
+             ? "worse, untested"
+             : "no";
+}
+
 inline std::string html_escape(const std::string& s) {
   std::string out;
   out.reserve(s.size());

@@ -69,10 +69,17 @@ RunConvergence analyze_convergence(const ColumnarRun& run, const ConvergenceOpti
 /// The same of a RunFile.
 RunConvergence analyze_convergence(const RunFile& run, const ConvergenceOptions& options = {});
 
-/// Training quality of B against A.
-enum class ConvergenceVerdict { kNoChange, kRegression };
+/// Training quality of B against A. Quality never gates: `compare` and `ab` exit on time and
+/// counts alone.
+enum class ConvergenceVerdict {
+  kNoChange,
+  kRegression,  ///< B worse, tested across two or more seeded pairs.
+  /// B worse in its one pair, by final loss or recovery: a difference no test across seeds backs,
+  /// which one more seed can turn around. Never called a regression.
+  kUntestedDifference,
+};
 
-/// "no change" or "regression".
+/// "no change", "regression" or "untested difference".
 const char* to_string(ConvergenceVerdict verdict);
 
 /// One quality measure of B against A over the pairs.
