@@ -3,7 +3,6 @@
 // turn channel without ever taking a turn cannot hang the other; bad input is one line and 2.
 
 #include <doctest/doctest.h>
-#include <nlohmann/json.hpp>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -120,7 +120,9 @@ TEST_CASE("ab --a-cmd/--b-cmd: by default two trains take turns step by step on 
   CHECK(a.find_first_of(",-") == std::string::npos);
 }
 
-TEST_CASE("ab --a-cmd/--b-cmd: with --turn-every 0 two trains take turns epoch by epoch, then the paired report") {
+TEST_CASE(
+    "ab --a-cmd/--b-cmd: with --turn-every 0 two trains take turns epoch by epoch, then the paired "
+    "report") {
   test::TempDir dir;
   const std::string out = dir.file("ab");
   // Progress lines are printed on a terminal only: under `script` both trains print theirs to
@@ -153,11 +155,10 @@ TEST_CASE("ab --a-cmd/--b-cmd: a data-parallel side takes its turns through rank
   test::TempDir dir;
   const std::string out = dir.file("ab");
   const bool have_script = ::access("/usr/bin/script", X_OK) == 0;
-  const test::CliOutcome o =
-      run_on_terminal(ab_line(train_cmd("--mode recompile --world-size 2"),
-                              train_cmd("--mode mutable"), out,
-                              "--quiet --turn-timeout 60 --turn-every 0"),
-                      have_script);
+  const test::CliOutcome o = run_on_terminal(
+      ab_line(train_cmd("--mode recompile --world-size 2"), train_cmd("--mode mutable"), out,
+              "--quiet --turn-timeout 60 --turn-every 0"),
+      have_script);
   CAPTURE(o.output);
   REQUIRE(o.exit_code == 0);
   CHECK(lines_starting(o.output, "recompdiag: warning").empty());  // no turn timed out
@@ -172,9 +173,9 @@ TEST_CASE("ab --a-cmd/--b-cmd: a data-parallel side with turns step by step is w
   test::TempDir dir;
   const std::string out = dir.file("ab");
   // The job's rank 0 takes its turns at epoch boundaries, the single run step by step.
-  const test::CliOutcome o = run_shell(ab_line(train_cmd("--mode recompile --world-size 2"),
-                                               train_cmd("--mode mutable"), out,
-                                               "--quiet --turn-timeout 60"));
+  const test::CliOutcome o =
+      run_shell(ab_line(train_cmd("--mode recompile --world-size 2"), train_cmd("--mode mutable"),
+                        out, "--quiet --turn-timeout 60"));
   CAPTURE(o.output);
   REQUIRE(o.exit_code == 0);
   CHECK(o.output.find("took their turns at different grains (A at epoch boundaries, B at every "

@@ -235,7 +235,8 @@ TEST_CASE("a phase whose steady steps took 0 ms is bad input, not a NaN verdict"
   }
 }
 
-TEST_CASE("counted cost: compile time the compiler measured is a cost, at least, whatever the noise") {
+TEST_CASE(
+    "counted cost: compile time the compiler measured is a cost, at least, whatever the noise") {
   test::TempDir dir;
   SyntheticRunOptions quiet = small();
   quiet.mode = "mutable";
@@ -274,8 +275,9 @@ TEST_CASE("counted cost: compile time the compiler measured is a cost, at least,
   CHECK(cost->low_s >= 0.060);
   CHECK(cost->difference_s >= 0.060);
   CHECK(cost->verdict == Verdict::kRegression);  // 60 ms of about 600: beyond 5%
-  CHECK(contains(cost->text, "cost at least 0.06 s compiling, as the compilers' own clocks "
-                             "measured (the step times alone: "));
+  CHECK(contains(cost->text,
+                 "cost at least 0.06 s compiling, as the compilers' own clocks "
+                 "measured (the step times alone: "));
   // Against a threshold the bound does not reach, the bound alone decides nothing.
   o.threshold = 0.2;
   const Comparison loose = compare_run_sets(a, b, o);

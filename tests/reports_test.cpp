@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "detail/glossary.h"
 #include "recompdiag/core/compare.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/run_io.h"
@@ -74,7 +75,13 @@ TEST_CASE("report formats parse by name") {
 TEST_CASE("the Markdown report leads with the verdict and tabulates each phase") {
   Pair p = load("compare_baseline.jsonl", "compare_slower.jsonl");
   const std::string md = render(ReportFormat::kMarkdown, p.c);
-  CHECK(md.rfind("### recompdiag: **regression**\n", 0) == 0);
+  CHECK(md.rfind("### recompdiag: **regression** · gate: fail (exit 1)\n", 0) == 0);
+  // One line per question, each with its own verdict word.
+  CHECK(contains(md, "| Question | Verdict | What it rests on |"));
+  CHECK(contains(md, "| Step time (steady state) | **regression** | phase 1 B/A "));
+  CHECK(
+      contains(md, "| Counted events (compiles, cache misses, syncs, copies) | **same counts** |"));
+  CHECK(contains(md, "| Training quality (does not gate) | **"));
   CHECK(
       contains(md, "| Phase | A median ms | B median ms | B/A | 95% CI | p (Holm) | detectable |"));
   CHECK(contains(md, "| 1 | "));
@@ -84,7 +91,7 @@ TEST_CASE("the Markdown report leads with the verdict and tabulates each phase")
   CHECK(contains(md, "2 JIT compiles (reason: phase 2: loss weights baked into the graph)"));
   CHECK(contains(md, "**Final loss per head**"));
   // Short enough for a pull-request comment (the story's lines on top included).
-  CHECK(count(md, "\n") < 45);
+  CHECK(count(md, "\n") < 52);
   // The story comes first: what each side paid at the switch, then the steady state.
   CHECK(md.find("- Switch to phase 2: A (recompile) paid") < md.find("| Phase |"));
   CHECK(contains(md, "- Steady state: phase 1 "));
@@ -152,6 +159,14 @@ TEST_CASE("the HTML report is one self-contained page with the verdict first and
   CHECK(contains(html, "</html>"));
   const size_t verdict = html.find("<header class=\"verdict improvement\"><h1>Improvement</h1>");
   REQUIRE(verdict != std::string::npos);
+  // The first screen: the verdict and the gate, the questions, then the step-time chart, before
+  // every table of figures.
+  const size_t questions = html.find("<table class=\"questions\">");
+  const size_t chart = html.find("step time (ms, log)");
+  CHECK(verdict < html.find("gate: pass (exit 0)"));
+  CHECK(verdict < questions);
+  CHECK(questions < chart);
+  CHECK(chart < html.find("<h2>Step time per phase"));
   CHECK(verdict < html.find("<svg"));
   CHECK(count(html, "<svg") == 3);
   CHECK(count(html, "<svg") == count(html, "</svg>"));
@@ -298,4 +313,23 @@ TEST_CASE("write_ab_reports writes the three reports and returns the Markdown") 
   CHECK(test::read_text(out_dir + "/report.html").rfind("<!DOCTYPE html>", 0) == 0);
   CHECK(nlohmann::json::parse(test::read_text(out_dir + "/report.json"))["verdict"] ==
         "improvement");
+}
+
+TEST_CASE("every term the report links is defined in it, and docs/glossary.md says the same") {
+  Pair p = load("compare_baseline.jsonl", "compare_slower.jsonl");
+  const std::string html = render(ReportFormat::kHtml, p.c);
+  const std::string glossary =
+      test::read_text(std::string(RECOMPDIAG_SOURCE_DIR) + "/docs/glossary.md");
+  for (const reports::detail::Term& t : reports::detail::kTerms) {
+    CAPTURE(t.name);
+    CHECK(contains(html, std::string("<dt id=\"") + t.anchor + "\">"));
+    CHECK(contains(glossary, std::string("**") + t.name + "**: " + t.definition));
+  }
+  // Every link to a term lands on one.
+  for (size_t at = html.find("href=\"#"); at != std::string::npos;
+       at = html.find("href=\"#", at + 1)) {
+    const std::string anchor = html.substr(at + 7, html.find('"', at + 7) - at - 7);
+    CAPTURE(anchor);
+    CHECK(contains(html, "id=\"" + anchor + "\""));
+  }
 }

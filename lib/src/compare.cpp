@@ -140,7 +140,7 @@ void summarize(Comparison& c) {
     }
     if (failing) c.summary += "; and " + failing->text + " (--fail-on " + failing->failed_by + ")";
   } else {
-    c.summary = "no_change: every phase's steady median is proven within the " +
+    c.summary = "no change: every phase's steady median is proven within the " +
                 fmt("%.1f%%", o.threshold * 100.0) + " threshold (TOST, Holm)";
   }
 }

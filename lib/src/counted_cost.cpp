@@ -41,8 +41,12 @@ int64_t copies(const StepRecord& s) {
 }
 
 constexpr CostedCount kCosted[] = {
-    {"jit_compiles", jit_events}, {"plan_builds", plan_builds}, {"cache_misses", cache_misses},
-    {"syncs", syncs},         {"copies", copies},           {"dynamo_compiles", dynamo_compiles},
+    {"jit_compiles", jit_events},
+    {"plan_builds", plan_builds},
+    {"cache_misses", cache_misses},
+    {"syncs", syncs},
+    {"copies", copies},
+    {"dynamo_compiles", dynamo_compiles},
 };
 constexpr size_t kCostedN = sizeof kCosted / sizeof kCosted[0];
 // The costed counts whose compiler records its own compile time: the JIT's compile events

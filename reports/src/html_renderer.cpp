@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "detail/format.h"
+#include "detail/glossary.h"
+#include "detail/headline.h"
 #include "detail/html_charts.h"
 #include "detail/job_report.h"
 #include "recompdiag/core/version.h"
@@ -24,7 +26,11 @@ h3{font-size:15px;margin:14px 0 6px}
 .verdict{border-radius:8px;padding:18px 22px;color:#fff}
 .verdict p{margin:4px 0}
 .regression{background:#b3261e}.improvement{background:#1e7b34}.no_change{background:#44546a}
-.inconclusive{background:#8a6d1e}
+.inconclusive{background:#6b5a2e}
+.gate{font-size:15px;opacity:.95;margin:0 0 8px}
+table.questions{width:100%;font-size:15px;margin:12px 0}
+table.questions td{white-space:normal;vertical-align:top}
+td.v-no_change{color:#1d2330;font-weight:600}td.v-open{color:#7a4b00;font-weight:600}
 .runs{opacity:.92;font-size:14px}
 .story{margin:6px 0 10px;padding-left:20px;font-size:16px}
 .story li{margin:3px 0}
@@ -120,31 +126,42 @@ std::string run_line(const RunAnalysis& r) {
   return s;
 }
 
-// The page up to the verdict: its head, the verdict with the story and the summary, the runs.
+// The first screen: the verdict and the gate, what changed and what it cost, one line per
+// question with its own verdict, the step-time chart, and the runs compared.
 void page_head(const Comparison& c, std::ostream& out) {
   const std::string verdict = to_string(c.verdict);
+  const detail::Headline h = detail::headline(c);
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
       << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       << "<title>recompdiag: " << detail::verdict_words(verdict.c_str()) << "</title>\n<style>"
       << kStyle << "</style></head><body><main>\n";
 
-  out << "<header class=\"verdict " << verdict << "\"><h1>"
-      << (c.verdict == Verdict::kRegression     ? "Regression"
-          : c.verdict == Verdict::kImprovement  ? "Improvement"
-          : c.verdict == Verdict::kInconclusive ? "Inconclusive"
-                                                : "No change")
-      << "</h1>\n";
-  if (!c.story.empty()) {
-    out << "<ul class=\"story\">\n";
-    for (const std::string& line : c.story) out << "<li>" << html_escape(line) << "</li>\n";
-    out << "</ul>\n";
+  out << "<header class=\"verdict " << verdict << "\"><h1>" << html_escape(h.title)
+      << "</h1>\n<p class=\"gate\">" << html_escape(h.gate) << "</p>\n<ul class=\"story\">\n";
+  for (const std::string& line : h.finding) out << "<li>" << html_escape(line) << "</li>\n";
+  out << "</ul></header>\n";
+  out << "<table class=\"questions\"><tr><th class=\"l\">question</th><th class=\"l\">verdict"
+         "</th><th class=\"l\">what it rests on</th></tr>\n";
+  for (const detail::Question& q : h.questions) {
+    out << "<tr><td class=\"l\">"
+        << (q.term.empty() ? html_escape(q.name)
+                           : "<a href=\"#" + q.term + "\">" + html_escape(q.name) + "</a>")
+        << "</td><td class=\"l v-" << q.css << "\">" << html_escape(q.verdict)
+        << "</td><td class=\"l\">" << html_escape(q.evidence) << "</td></tr>\n";
   }
-  out << "<p>" << html_escape(c.summary)
-      << "</p>\n<p class=\"runs\">A (baseline): " << run_line(c.a)
+  out << "</table>\n";
+  detail::step_time_chart(c, out);
+  out << "<p class=\"runs muted\">A (baseline): " << run_line(c.a)
       << " &middot; B: " << run_line(c.b) << " &middot; threshold "
       << detail::printf_string("%.1f%%", c.options.threshold * 100.0) << ", alpha "
       << detail::printf_string("%g", c.options.alpha) << " &middot; "
-      << html_escape(detail::unit_sentence(c)) << "</p></header>\n";
+      << html_escape(detail::unit_sentence(c)) << "</p>\n";
+  out << "<h2>The verdict in one sentence</h2>\n<p>" << html_escape(c.summary) << "</p>\n";
+  if (!c.story.empty()) {
+    out << "<ul>\n";
+    for (const std::string& line : c.story) out << "<li>" << html_escape(line) << "</li>\n";
+    out << "</ul>\n";
+  }
 }
 
 // The comparison's warnings, when it has any.
@@ -158,12 +175,14 @@ void warnings_section(const Comparison& c, std::ostream& out) {
 
 // Step time per phase: steady state and all steps, tested, with each phase's verdict.
 void phase_table(const Comparison& c, std::ostream& out) {
-  out << "<h2>Step time per phase: steady state, and all steps</h2>\n"
+  out << "<h2>Step time per phase: <a href=\"#term-steady-state\">steady state</a>, and all "
+         "steps</h2>\n"
          "<table><tr><th>phase</th><th>A steps "
          "(warm-up)</th><th>B steps (warm-up)</th><th>A median ms</th><th>B median ms</th>"
          "<th>B/A</th><th>"
       << detail::printf_string("%g%% CI", c.options.bootstrap.confidence * 100.0)
-      << "</th><th>p (Holm)</th><th>detectable</th><th>A p95 ms</th><th>B p95 ms</th>"
+      << "</th><th>p (<a href=\"#term-holm\">Holm</a>)</th><th><a href=\"#term-detectable\">"
+         "detectable</a></th><th>A p95 ms</th><th>B p95 ms</th>"
          "<th>all steps B/A</th><th>p (Holm)</th>"
          "<th class=\"l\">verdict</th></tr>\n";
   for (const auto& p : c.phases) {
@@ -209,7 +228,8 @@ void counted_costs_section(const Comparison& c, std::ostream& out) {
   bool costed = false;
   for (const CountedCost& cost : c.counted_costs) costed |= !cost.counts.empty();
   if (costed) {
-    out << "<h2>What the counted events cost</h2>\n<table><tr><th>phase</th><th "
+    out << "<h2>What the <a href=\"#term-counted-cost\">counted events</a> "
+           "cost</h2>\n<table><tr><th>phase</th><th "
            "class=\"l\">events</th><th>A s (steps)</th><th>B s (steps)</th><th>B &minus; A "
            "s</th><th>"
         << detail::printf_string("%g%% CI", c.options.bootstrap.confidence * 100.0)
@@ -238,7 +258,8 @@ void counted_costs_section(const Comparison& c, std::ostream& out) {
 void switch_taxes(const Comparison& c, std::ostream& out) {
   if (!c.switches.empty()) {
     out << "<h2>Phase switch: the recompile tax</h2>\n<table><tr><th>switch to phase</th>"
-           "<th>A tax s</th><th>A slow steps s</th><th>A compile s</th><th>A steps to recover</th>"
+           "<th>A tax s</th><th>A slow steps s</th><th>A compile s</th><th>A <a "
+           "href=\"#term-recovery\">steps to recover</a></th>"
            "<th>B tax s</th><th>B slow steps s</th><th>B compile s</th><th>B steps to recover</th>"
            "<th>B &minus; A s</th></tr>\n";
     for (const auto& s : c.switches) {
@@ -257,8 +278,6 @@ void switch_taxes(const Comparison& c, std::ostream& out) {
 
 // The charts, then each side's slow stretches with their causes and the probe counts.
 void charts_and_causes(const Comparison& c, std::ostream& out) {
-  out << "<h2>Step time</h2>\n";
-  detail::step_time_chart(c, out);
   out << "<h2>Compiles and cache misses per step</h2>\n";
   detail::events_chart(c, out);
 
@@ -331,6 +350,16 @@ void config_differences_section(const Comparison& c, std::ostream& out) {
   }
 }
 
+// The terms the report uses, each defined once (glossary.h; docs/glossary.md says the same).
+void terms_section(std::ostream& out) {
+  out << "<h2>Terms</h2>\n<dl>\n";
+  for (const detail::Term& t : detail::kTerms) {
+    out << "<dt id=\"" << t.anchor << "\"><b>" << html_escape(t.name) << "</b></dt><dd>"
+        << html_escape(t.definition) << "</dd>\n";
+  }
+  out << "</dl>\n";
+}
+
 // Each run's header and configuration, and the tool's version.
 void runs_and_footer(const Comparison& c, std::ostream& out) {
   out << "<h2>Runs</h2>\n";
@@ -360,6 +389,7 @@ void HtmlRenderer::render(const Comparison& c, std::ostream& out) const {
   training_outcome(c, out);
   alerts_section(c, out);
   config_differences_section(c, out);
+  terms_section(out);
   runs_and_footer(c, out);
 }
 

@@ -4,12 +4,6 @@
 
 namespace recompdiag::reports::detail {
 
-namespace {
-
-std::string percent(double share) { return printf_string("%.1f%%", share * 100.0); }
-
-}  // namespace
-
 void write_job_markdown(const JobAnalysis& job, const char* side, std::ostream& out) {
   out << "\n**Data-parallel job " << side << "** (`" << job.job_id << "`, " << job.world_size
       << " ranks; the job's step is its slowest rank's):\n\n";

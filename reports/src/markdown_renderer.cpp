@@ -2,6 +2,7 @@
 #include <ostream>
 
 #include "detail/format.h"
+#include "detail/headline.h"
 #include "detail/job_report.h"
 #include "recompdiag/reports/renderer.h"
 
@@ -65,10 +66,20 @@ void write_convergence(const ConvergenceComparison& q, std::ostream& out) {
 }  // namespace
 
 void MarkdownRenderer::render(const Comparison& c, std::ostream& out) const {
-  out << "### recompdiag: **" << detail::verdict_words(to_string(c.verdict)) << "**\n\n";
-  for (const std::string& line : c.story) out << "- " << md_cell(line) << "\n";
+  const detail::Headline h = detail::headline(c);
+  out << "### recompdiag: **" << detail::verdict_words(to_string(c.verdict)) << "** · " << h.gate
+      << "\n\n";
+  for (const std::string& line : h.finding) out << "- " << md_cell(line) << "\n";
+  out << "\n| Question | Verdict | What it rests on |\n|---|---|---|\n";
+  for (const detail::Question& q : h.questions) {
+    out << "| " << md_cell(q.name) << " | **" << md_cell(q.verdict) << "** | "
+        << md_cell(q.evidence) << " |\n";
+  }
+  out << "\n" << c.summary << "\n\n";
+  for (const std::string& line : c.story) {
+    if (line.rfind("Switch to phase ", 0) != 0) out << "- " << md_cell(line) << "\n";
+  }
   if (!c.story.empty()) out << "\n";
-  out << c.summary << "\n\n";
   out << "A (baseline) = " << run_label(c.a) << ", B = " << run_label(c.b) << "; threshold "
       << detail::printf_string("%.1f%%", c.options.threshold * 100.0) << ", alpha "
       << detail::printf_string("%g", c.options.alpha) << "; " << detail::unit_sentence(c)
@@ -113,8 +124,10 @@ void MarkdownRenderer::render(const Comparison& c, std::ostream& out) const {
   if (c.job_a) detail::write_job_markdown(*c.job_a, "A", out);
   if (c.job_b) detail::write_job_markdown(*c.job_b, "B", out);
 
-  out << "\n**Final loss per head**: A " << detail::losses(c.a.outcome.final_head_losses) << "; B "
-      << detail::losses(c.b.outcome.final_head_losses) << "\n";
+  if (!c.a.outcome.final_head_losses.empty() || !c.b.outcome.final_head_losses.empty()) {
+    out << "\n**Final loss per head**: A " << detail::losses(c.a.outcome.final_head_losses)
+        << "; B " << detail::losses(c.b.outcome.final_head_losses) << "\n";
+  }
   write_convergence(c.convergence, out);
 
   if (!c.warnings.empty()) {

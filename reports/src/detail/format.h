@@ -32,6 +32,9 @@ inline std::string seconds(double v) {
   return printf_string("%.3g", v);
 }
 
+/// A fraction as a percentage with one decimal ("12.5%").
+inline std::string percent(double fraction) { return printf_string("%.1f%%", fraction * 100.0); }
+
 /// A ratio with three decimals ("1.302").
 inline std::string ratio(double v) {
   if (!std::isfinite(v)) return "n/a";
@@ -133,7 +136,8 @@ inline std::string unit_sentence(const Comparison& c) {
     case ReplicationUnit::kStepPairs: {
       const int64_t every = c.phases.empty() ? 1 : c.phases.front().turn_steps;
       return "one pair of runs that took turns " +
-             (every == 1 ? std::string("step by step") : "every " + std::to_string(every) + " steps") +
+             (every == 1 ? std::string("step by step")
+                         : "every " + std::to_string(every) + " steps") +
              ", each turn paired with the other run's beside it (a level the machine held for "
              "both cancels)";
     }

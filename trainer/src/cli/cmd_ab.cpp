@@ -37,8 +37,7 @@ struct AbCommand {
 
 /// Compares an experiment's runs and writes the reports, printing the summary; returns the gate's
 /// exit code, or side_failed_exit_code's when a run failed (no verdict on failed runs).
-int report_runs(const AbExperimentResult& runs, const CompareOptions& options,
-                const AbCommand& s) {
+int report_runs(const AbExperimentResult& runs, const CompareOptions& options, const AbCommand& s) {
   if (runs.exit_code != 0) return side_failed_exit_code(runs.exit_code);
   // A job's rank files are one run (the slowest rank per step), with its rank table and
   // stragglers; single runs stay as they are.

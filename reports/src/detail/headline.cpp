@@ -1,0 +1,167 @@
+// The report's first screen in words, from the comparison's figures.
+
+#include "detail/headline.h"
+
+#include <cmath>
+
+#include "detail/format.h"
+
+namespace recompdiag::reports::detail {
+
+namespace {
+
+std::string interval(const stats::RatioTest& t) {
+  if (!std::isfinite(t.high)) return "";
+  return " (" + ratio(t.low) + "\u2013" + ratio(t.high) + ")";
+}
+
+// Step time: the steady test and the whole-phase test of each phase, as judge_phases reads them.
+Question step_time(const Comparison& c) {
+  const CompareOptions& o = c.options;
+  Question q{"Step time (steady state)", "", "", "", "term-steady-state"};
+  bool slower = false, faster = false, all_equivalent = !c.phases.empty();
+  std::string evidence;
+  for (const PhaseComparison& p : c.phases) {
+    const bool significant = p.p_holm < o.alpha;
+    const bool whole = p.whole_p_holm < o.alpha;
+    slower |= (significant && p.test.ratio > 1.0 + o.threshold) ||
+              (whole && p.whole_test.ratio > 1.0 + o.threshold);
+    faster |= (significant && p.test.ratio < 1.0 - o.threshold) ||
+              (whole && p.whole_test.ratio < 1.0 - o.threshold);
+    all_equivalent &= p.tost_p_holm < o.alpha;
+    evidence += std::string(evidence.empty() ? "" : "; ") + "phase " + std::to_string(p.phase) +
+                " B/A " + ratio(p.test.ratio) + interval(p.test);
+    if (p.whole_decides) evidence += ", all steps " + ratio(p.whole_test.ratio);
+  }
+  if (slower) {
+    q.verdict = "regression";
+  } else if (faster) {
+    q.verdict = "improvement";
+  } else if (all_equivalent) {
+    q.verdict = "no change";
+    evidence += "; each proven within " + percent(o.threshold);
+  } else {
+    q.verdict = "not settled";
+    evidence += "; neither a change beyond " + percent(o.threshold) + " nor its absence shown";
+  }
+  q.evidence = evidence;
+  return q;
+}
+
+// Counted events: the counts that differ, what they cost, and --fail-on.
+Question counted_events(const Comparison& c) {
+  Question q{"Counted events (compiles, cache misses, syncs, copies)", "", "", "",
+             "term-counted-cost"};
+  std::string failed;
+  for (const CountChange& cc : c.count_changes) {
+    if (cc.fails)
+      failed += (failed.empty() ? "" : ", ") + cc.change + " (--fail-on " + cc.failed_by + ")";
+  }
+  bool regresses = !failed.empty(), improves = false, open = false;
+  std::string evidence;
+  for (const CountedCost& cost : c.counted_costs) {
+    if (cost.counts.empty()) continue;
+    regresses |= cost.verdict == Verdict::kRegression;
+    improves |= cost.verdict == Verdict::kImprovement;
+    open |=
+        cost.verdict == Verdict::kNoChange && cost.p >= c.options.alpha && !cost.measured_bounds;
+    const bool more = cost.difference_s >= 0.0;
+    // The compilers' clocks are the figure where they bound the difference (counted_cost.cpp).
+    const bool bound = cost.measured_bounds && cost.difference_s == cost.measured_s;
+    evidence += std::string(evidence.empty() ? "" : "; ") + "phase " + std::to_string(cost.phase) +
+                ": B's " + cost.causes + (more ? " cost " : " saved ") +
+                (bound ? "at least " : "") + seconds(std::abs(cost.difference_s)) + " s" +
+                (bound ? " (the compilers' own clocks)" : "") + ", " +
+                percent(std::abs(cost.share)) + " of A's phase " + std::to_string(cost.phase);
+  }
+  if (!failed.empty()) evidence += std::string(evidence.empty() ? "" : "; ") + "B has " + failed;
+  if (c.count_changes.empty()) {
+    q.verdict = "same counts";
+    evidence = "no compile, cache miss, sync or copy count differs";
+  } else if (regresses) {
+    q.verdict = "regression";
+  } else if (improves) {
+    q.verdict = "improvement";
+  } else if (open) {
+    q.verdict = "not told from noise";
+  } else {
+    q.verdict = "no change";
+    if (!evidence.empty()) evidence += "; within " + percent(c.options.threshold);
+  }
+  if (evidence.empty()) {
+    // Counts differ that cost nothing measurable on their own (alerts, per-step counts).
+    for (const CountChange& cc : c.count_changes) {
+      evidence += std::string(evidence.empty() ? "" : "; ") + cc.change + " in phase " +
+                  std::to_string(cc.phase);
+    }
+  }
+  q.evidence = evidence;
+  return q;
+}
+
+Question training_quality(const Comparison& c) {
+  const ConvergenceComparison& t = c.convergence;
+  Question q{"Training quality (does not gate)", to_string(t.verdict), "", "", ""};
+  if (t.pairs == 0) {
+    q.verdict = "not compared";
+    q.evidence = "no pair of runs with losses";
+    return q;
+  }
+  q.evidence = "final loss " + loss(t.final_loss_a) + " \u2192 " + loss(t.final_loss_b) + " (" +
+               printf_string("%+.1f%%", t.final_loss_change * 100.0) + "), " +
+               (t.tested ? std::to_string(t.pairs) + " seeded pairs, tested"
+                         : std::string("1 pair: no test across seeds"));
+  if (t.verdict == ConvergenceVerdict::kUntestedDifference) q.term = "term-untested";
+  return q;
+}
+
+std::string css_of(const std::string& verdict) {
+  if (verdict == "regression") return "regression";
+  if (verdict == "improvement") return "improvement";
+  if (verdict == "no change" || verdict == "same counts") return "no_change";
+  return "open";
+}
+
+}  // namespace
+
+Headline headline(const Comparison& c) {
+  Headline h;
+  switch (c.verdict) {
+    case Verdict::kRegression:
+      h.title = "Regression";
+      break;
+    case Verdict::kImprovement:
+      h.title = "Improvement";
+      break;
+    case Verdict::kNoChange:
+      h.title = "No change";
+      break;
+    case Verdict::kInconclusive:
+      h.title = "No regression found; step time not settled";
+      break;
+  }
+  const int code = exit_code_for(c.verdict);
+  h.gate = code == 0 ? "gate: pass (exit 0" : "gate: fail (exit " + std::to_string(code);
+  h.gate += c.verdict == Verdict::kInconclusive ? "; --strict-inconclusive fails it)" : ")";
+
+  for (const std::string& line : c.story) {
+    if (line.rfind("Switch to phase ", 0) == 0) h.finding.push_back(line);
+  }
+  if (h.finding.empty()) {
+    for (const CountedCost& cost : c.counted_costs) {
+      if (!cost.counts.empty())
+        h.finding.push_back("Phase " + std::to_string(cost.phase) + ": " + cost.text + ".");
+    }
+  }
+  if (h.finding.empty()) {
+    h.finding.push_back(c.count_changes.empty()
+                            ? "A and B compiled, missed caches, synced and copied alike: no count "
+                              "differs."
+                            : "Counts differ (below), at no cost measured on their own.");
+  }
+  h.questions = {step_time(c), counted_events(c), training_quality(c)};
+  for (Question& q : h.questions) q.css = css_of(q.verdict);
+  return h;
+}
+
+}  // namespace recompdiag::reports::detail
