@@ -1,5 +1,6 @@
 // The Monitor's turns (MonitorOptions::take_turns): the channel RECOMPDIAG_TURNS hands over, taken
 // at take_turn() or every N steps in begin_step, outside the step's time; a timeout is noted once.
+// And the RunRecorder, which writes a Monitor's run file with how its steps pair under `ab`.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -8,8 +9,11 @@
 #include <vector>
 
 #include "recompdiag/core/error.h"
+#include "recompdiag/core/run_io.h"
 #include "recompdiag/core/turn_channel.h"
 #include "recompdiag/probes/monitor.h"
+#include "recompdiag/probes/run_recorder.h"
+#include "test_util.h"
 #include "torch_doctest.h"
 
 using namespace recompdiag;
@@ -140,4 +144,56 @@ TEST_CASE("monitor turns: take_turns off leaves the channel alone; a bad value i
   ::setenv(kTurnChannelVar, "7", 1);
   CHECK_THROWS_AS(probes::Monitor(*model, adam, light_options()), InputError);
   ::unsetenv(kTurnChannelVar);
+}
+
+TEST_CASE("run recorder: header with the turns, steps with phases, events and summary, read back") {
+  test::TempDir dir;
+  torch::nn::Linear model(4, 2);
+  torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
+  const torch::Tensor x = torch::randn({8, 4});
+  TurnsInEnvironment turns("every=1,timeout_ms=200");
+  probes::RunRecorderOptions options;
+  options.out = dir.file("run.jsonl");
+  options.mode = "baseline";
+  options.optimizer = "Adam";
+  options.config = {{"hidden", 2}};
+  options.monitor = light_options();
+  {
+    probes::RunRecorder recorder(*model, adam, options);
+    for (int64_t step = 0; step < 6; ++step) {
+      if (step == 4) recorder.start_phase(2, "lr 1e-3 -> 1e-4");
+      recorder.begin_step();  // the peer never answers: the first wait times out, then no turns
+      adam.zero_grad();
+      const torch::Tensor loss = model(x).pow(2).mean();
+      loss.backward();
+      adam.step();
+      const StepRecord& written = recorder.end_step(loss.item<double>());
+      CHECK(written.step == step);
+    }
+    CHECK_THROWS_AS(recorder.start_phase(2), InputError);  // phases count up
+  }                                                        // the summary
+  const RunFile run = read_run_file(options.out);
+  CHECK(run.header.mode == "baseline");
+  CHECK(run.header.optimizer == "Adam");
+  CHECK(run.header.config == nlohmann::json{{"hidden", 2}});
+  CHECK(run.header.turn_every_steps == 1);  // under ab's step turns: how its steps pair
+  CHECK(run.header.probes.contains("optimizer"));
+  REQUIRE(run.steps.size() == 6);
+  CHECK(run.steps[3].phase == 1);
+  CHECK(run.steps[4].phase == 2);
+  CHECK(run.steps[4].step_in_phase == 0);
+  CHECK(run.steps[5].step_in_phase == 1);
+  CHECK(run.steps[5].loss > 0.0);
+  CHECK(run.steps[5].lr == doctest::Approx(1e-3));
+  REQUIRE(run.steps[5].optimizer.has_value());  // the probes' sections are in the lines
+  bool phase_event = false;
+  for (const EventRecord& e : run.events) phase_event |= e.kind == EventKind::kPhaseStart;
+  CHECK(phase_event);
+  REQUIRE(run.summary.has_value());
+  CHECK(run.summary->steps == 6);
+  CHECK(run.summary->status == "completed");
+  // No run file named: one error, before anything is written.
+  probes::RunRecorderOptions none = options;
+  none.out.clear();
+  CHECK_THROWS_AS(probes::RunRecorder(*model, adam, none), InputError);
 }

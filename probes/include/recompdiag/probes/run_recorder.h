@@ -1,0 +1,99 @@
+#pragma once
+/// \file
+/// A Monitor that writes its run file: what a LibTorch trainer links to be compared by
+/// `recompdiag compare` and gated by `recompdiag ab --a-cmd ... --b-cmd ...` with no more calls
+/// than marking its steps.
+///
+/// \code
+///   recompdiag::probes::RunRecorderOptions run;
+///   run.out = "run.jsonl";
+///   recompdiag::probes::RunRecorder recorder(*model, optimizer, run);
+///   for (int64_t step = 0; step < steps; ++step) {
+///     recorder.begin_step();  // under `recompdiag ab`: waits for this run's turn
+///     // forward, backward, optimizer.step()
+///     recorder.end_step(loss.item<double>());  // the step's line, with every probe's section
+///   }
+///   // the summary line is written when the recorder is closed or destroyed
+/// \endcode
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "recompdiag/core/record.h"
+#include "recompdiag/core/run_io.h"
+#include "recompdiag/probes/monitor.h"
+
+namespace recompdiag::probes {
+
+/// A run header with what this process knows of itself: the tool's and LibTorch's versions, the
+/// host and the start time (UTC, ISO 8601). The rest is the writer's.
+RunHeader run_header_here();
+
+/// Configuration of a RunRecorder. Plain data.
+struct RunRecorderOptions {
+  /// The run file to write (JSON Lines, truncated). Required.
+  std::string out;
+  /// The run's label in reports ("baseline", "recompile", ...): the header's `mode`.
+  std::string mode = "run";
+  /// The optimizer's name for reports ("Adam"); empty when not said.
+  std::string optimizer;
+  /// Your configuration: `compare` lists the keys whose values differ between A and B.
+  nlohmann::json config = nlohmann::json::object();
+  uint64_t seed = 0;
+  /// The Monitor's options; its event_sink is the recorder's run file.
+  MonitorOptions monitor;
+};
+
+/// Watches one training loop with a Monitor and writes its run file: the header at construction
+/// (with the probes' availability and how the run takes turns under `recompdiag ab`), one line
+/// per step at end_step, every event as it happens, and the summary at close() or destruction.
+/// Every line is written as it is produced, so a run killed at any moment keeps what it did.
+///
+/// Not thread-safe, as the Monitor. Holds non-owning references to the model and the optimizer.
+class RunRecorder {
+ public:
+  /// Throws InputError when `options.out` is empty or cannot be written, or as Monitor's
+  /// constructor does.
+  RunRecorder(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
+              RunRecorderOptions options);
+  /// Writes the summary (status "completed") unless close() did. Never throws.
+  ~RunRecorder();
+  RunRecorder(const RunRecorder&) = delete;
+  RunRecorder& operator=(const RunRecorder&) = delete;
+
+  /// The Monitor, for what the recorder does not forward (watch(), set_optimizer(), ...).
+  Monitor& monitor() { return *monitor_; }
+
+  /// Marks the start of a step (Monitor::begin_step: under `recompdiag ab`, waits for the turn).
+  void begin_step(int64_t step = -1) { monitor_->begin_step(step); }
+  /// Ends the step and writes its line: `loss`, the probes' sections, and the phase, epoch and
+  /// step in phase the recorder keeps. Returns the record written (its alerts included).
+  const StepRecord& end_step(double loss);
+  /// The same for a record you filled (head_losses, loss_weights, device_ms, ...); `record.phase`,
+  /// `epoch` and `step_in_phase` are the recorder's.
+  const StepRecord& end_step(StepRecord record);
+
+  /// Starts phase `phase` (from 2) at the next step: a phase_start event with `reason`. A
+  /// comparison tests each phase apart, and prices what a switch costs.
+  void start_phase(int phase, const std::string& reason = "");
+  /// The epoch of the steps from now on (0 until set): with `ab --turn-every 0`, the turns.
+  void set_epoch(int epoch) { epoch_ = epoch; }
+
+  /// Writes the summary with `status` ("completed", "interrupted", "failed") once.
+  void close(const std::string& status = "completed");
+
+ private:
+  RunFileSink file_;
+  std::unique_ptr<Monitor> monitor_;
+  StepRecord last_;
+  int phase_ = 1;
+  int epoch_ = 0;
+  int64_t step_in_phase_ = 0;
+  int64_t steps_ = 0;
+  double elapsed_s_ = 0.0;
+  bool closed_ = false;
+};
+
+}  // namespace recompdiag::probes

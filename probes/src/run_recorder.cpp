@@ -1,0 +1,120 @@
+// A Monitor that writes its run file: header, steps, events, summary.
+
+#include "recompdiag/probes/run_recorder.h"
+
+#include <torch/version.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+
+#include "recompdiag/core/error.h"
+#include "recompdiag/core/version.h"
+
+namespace recompdiag::probes {
+
+namespace {
+
+std::string utc_now_iso() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string host_name() {
+  char buf[256] = {0};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+// The options with the recorder's run file as the Monitor's event sink; checked first, so that a
+// bad option leaves no file behind.
+RunRecorderOptions checked(RunRecorderOptions options) {
+  if (options.out.empty()) throw InputError("RunRecorderOptions::out: no run file given");
+  return options;
+}
+
+}  // namespace
+
+RunHeader run_header_here() {
+  RunHeader h;
+  h.tool_version = kToolVersion;
+  h.torch_version = TORCH_VERSION;
+  h.start_time = utc_now_iso();
+  h.host = host_name();
+  return h;
+}
+
+RunRecorder::RunRecorder(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
+                         RunRecorderOptions options)
+    : file_(checked(options).out) {
+  options.monitor.event_sink = &file_;
+  monitor_ = std::make_unique<Monitor>(model, optimizer, options.monitor);
+  RunHeader h = run_header_here();
+  h.mode = options.mode;
+  h.optimizer_handoff = "none";
+  h.optimizer = options.optimizer;
+  h.device_requested = options.monitor.expected_device;
+  h.device_used = options.monitor.expected_device;
+  h.step_timing = "host steady clock around the step (Monitor)";
+  h.config = options.config;
+  h.seed = options.seed;
+  h.cupti = monitor_->cupti_availability();
+  h.probes = monitor_->probe_availability();
+  h.turn_every_steps = monitor_->turn_every_steps();  // under `ab`: how its steps pair
+  file_.on_run_start(h);
+}
+
+RunRecorder::~RunRecorder() {
+  try {
+    close();
+  } catch (...) {
+    // A destructor must not throw; every step is already on disk.
+  }
+}
+
+const StepRecord& RunRecorder::end_step(double loss) {
+  StepRecord record;
+  record.loss = loss;
+  return end_step(std::move(record));
+}
+
+const StepRecord& RunRecorder::end_step(StepRecord record) {
+  monitor_->end_step(record);
+  record.phase = phase_;
+  record.epoch = epoch_;
+  record.step_in_phase = step_in_phase_++;
+  if (record.lr == 0.0 && record.optimizer) record.lr = record.optimizer->lr_effective;
+  file_.on_step(record);
+  elapsed_s_ += record.wall_ms / 1000.0;
+  ++steps_;
+  last_ = std::move(record);
+  return last_;
+}
+
+void RunRecorder::start_phase(int phase, const std::string& reason) {
+  if (phase <= phase_) {
+    throw InputError("start_phase(" + std::to_string(phase) + "): phases count up from " +
+                     std::to_string(phase_ + 1));
+  }
+  monitor_->note_event(EventKind::kPhaseStart, reason, {{"phase", phase}});
+  phase_ = phase;
+  step_in_phase_ = 0;
+}
+
+void RunRecorder::close(const std::string& status) {
+  if (closed_) return;
+  closed_ = true;
+  RunSummary s;
+  s.steps = steps_;
+  s.elapsed_s = elapsed_s_;
+  s.status = status;
+  s.final_loss = last_.loss;
+  s.final_head_losses = last_.head_losses;
+  file_.on_run_end(s);
+}
+
+}  // namespace recompdiag::probes
