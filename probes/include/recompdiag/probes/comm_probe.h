@@ -4,9 +4,9 @@
 /// that runs the collectives (the trainer's c10d group) times each one and reports it here; the
 /// probe sums them per step into `StepRecord::comm`.
 ///
-///     recompdiag::MonitorOptions options;
+///     recompdiag::probes::MonitorOptions options;
 ///     options.comm = true;  // this process is a rank of a data-parallel job
-///     recompdiag::Monitor monitor(model, optimizer, options);
+///     recompdiag::probes::Monitor monitor(model, optimizer, options);
 ///     // in a step, after each all-reduce completes:
 ///     monitor.comm()->record_collective(bytes, wait_ms);
 

@@ -275,16 +275,3 @@ class StepGuard {
 
 }  // namespace recompdiag::probes
 
-namespace recompdiag {
-
-// The names of 0.1.0, before the monitor moved to recompdiag::probes (folders are namespaces).
-// Kept for one minor version: removed in 0.3.0 (CHANGELOG.md).
-using Monitor [[deprecated("recompdiag::Monitor moved: use recompdiag::probes::Monitor")]] =
-    probes::Monitor;
-using MonitorOptions
-    [[deprecated("recompdiag::MonitorOptions moved: use recompdiag::probes::MonitorOptions")]] =
-        probes::MonitorOptions;
-using StepGuard [[deprecated("recompdiag::StepGuard moved: use recompdiag::probes::StepGuard")]] =
-    probes::StepGuard;
-
-}  // namespace recompdiag

@@ -137,16 +137,3 @@ std::unique_ptr<RecordSink> make_metrics_sink(const MetricsOptions& options);
 
 }  // namespace recompdiag::reports
 
-namespace recompdiag {
-
-// The names of 0.1.0, before the exporter moved to recompdiag::reports (folders are namespaces).
-// Kept for one minor version: removed in 0.3.0 (CHANGELOG.md). The functions that take
-// MetricsOptions are found from an unqualified call through the argument's namespace.
-using PrometheusExporter [[deprecated(
-    "recompdiag::PrometheusExporter moved: use recompdiag::reports::PrometheusExporter")]] =
-    reports::PrometheusExporter;
-using MetricsOptions
-    [[deprecated("recompdiag::MetricsOptions moved: use recompdiag::reports::MetricsOptions")]] =
-        reports::MetricsOptions;
-
-}  // namespace recompdiag
