@@ -37,7 +37,9 @@ int64_t deterministic_alerts(const PhaseAnalysis& pa, const RunAnalysis& run) {
 // parse_fail_on() and the report's count changes come from it. `compiles` counts every
 // compiler's; jit_compiles and dynamo_compiles are its refinements.
 const CountDef kCounts[] = {
-    {"compiles", "every compiler's compiles: TorchScript's and torch.compile's (the two below)",
+    {"compiles",
+     "every compiler's compiles: TorchScript's (jit_compiles) and torch.compile's "
+     "(dynamo_compiles)",
      "compile", "compiles", always,
      [](const PhaseAnalysis& p, const RunAnalysis&) {
        return detail::jit_compiles_seen(p.counts) + p.counts.dynamo_compiles;
