@@ -167,7 +167,7 @@ TEST_CASE("run recorder: header with the turns, steps with phases, events and su
       const torch::Tensor loss = model(x).pow(2).mean();
       loss.backward();
       adam.step();
-      const StepRecord& written = recorder.end_step(loss.item<double>());
+      const StepRecord& written = recorder.end_step(loss);
       CHECK(written.step == step);
     }
     CHECK_THROWS_AS(recorder.start_phase(2), InputError);  // phases count up

@@ -2,6 +2,7 @@
 
 #include "recompdiag/probes/run_recorder.h"
 
+#include <ATen/record_function.h>
 #include <torch/version.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/version.h"
+#include "recompdiag/probes/dispatcher_probe.h"
 
 namespace recompdiag::probes {
 
@@ -74,6 +76,16 @@ RunRecorder::~RunRecorder() {
   } catch (...) {
     // A destructor must not throw; every step is already on disk.
   }
+}
+
+const StepRecord& RunRecorder::end_step(const at::Tensor& loss) {
+  double value = 0.0;
+  {
+    RECORD_USER_SCOPE(kRecorderReadScope);
+    const RecorderRead recorder_read;
+    value = loss.detach().to(at::kDouble).item<double>();
+  }
+  return end_step(value);
 }
 
 const StepRecord& RunRecorder::end_step(double loss) {

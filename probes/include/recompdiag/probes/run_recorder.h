@@ -11,10 +11,12 @@
 ///   for (int64_t step = 0; step < steps; ++step) {
 ///     recorder.begin_step();  // under `recompdiag ab`: waits for this run's turn
 ///     // forward, backward, optimizer.step()
-///     recorder.end_step(loss.item<double>());  // the step's line, with every probe's section
+///     recorder.end_step(loss);  // the step's line, with every probe's section
 ///   }
 ///   // the summary line is written when the recorder is closed or destroyed
 /// \endcode
+
+#include <ATen/core/Tensor.h>
 
 #include <cstdint>
 #include <memory>
@@ -68,8 +70,11 @@ class RunRecorder {
 
   /// Marks the start of a step (Monitor::begin_step: under `recompdiag ab`, waits for the turn).
   void begin_step(int64_t step = -1) { monitor_->begin_step(step); }
-  /// Ends the step and writes its line: `loss`, the probes' sections, and the phase, epoch and
-  /// step in phase the recorder keeps. Returns the record written (its alerts included).
+  /// Ends the step and writes its line: `loss`, read here as the recorder's own host sync (not
+  /// counted against the step), the probes' sections, and the phase, epoch and step in phase the
+  /// recorder keeps. Returns the record written (its alerts included).
+  const StepRecord& end_step(const at::Tensor& loss);
+  /// The same with a loss already read (a read in the step counts as one of its host syncs).
   const StepRecord& end_step(double loss);
   /// The same for a record you filled (head_losses, loss_weights, device_ms, ...); `record.phase`,
   /// `epoch` and `step_in_phase` are the recorder's.
