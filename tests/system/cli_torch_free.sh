@@ -1,7 +1,8 @@
 #!/bin/sh
 # The `recompdiag` front end without LibTorch (issue 23): it needs no libtorch or libc10, it runs
 # every compare case of compare_cli_test.sh alone (copied where no recompdiag-trainer lies beside
-# it), and it refuses a command that trains with one line and exit 2.
+# it), `ab` with two commands of its own runs and gates there, and it refuses a command that trains
+# with one line and exit 2.
 # Usage: cli_torch_free.sh RECOMPDIAG_FRONT_END FIXTURES_DIR
 set -u
 bin=$1
@@ -31,6 +32,18 @@ grep -q "total read + compare + render" "$tmp/out" || fail "bench compare printe
   fail "bench compare --json -: $(cat "$tmp/out")"
 grep -q '^{"bench":"compare","tool_version":"[^"]*",.*"steps":2000,' "$tmp/out" ||
   fail "bench compare --json - printed: $(cat "$tmp/out")"
+
+# ab with the user's commands: the pair runs, is compared and gated here (a copied fixture per
+# side: the slower one regresses, exit 1; the same on both sides of a bad flag, exit 2).
+"$alone" ab --quiet --out-dir "$tmp/ab" --a-cmd "cp $fx/compare_baseline.jsonl {out}" \
+  --b-cmd "cp $fx/compare_slower.jsonl {out}" --run-noise 1 >"$tmp/out" 2>&1
+code=$?
+[ "$code" -eq 2 ] || fail "ab --a-cmd with a flag it does not take: exit $code, expected 2"
+"$alone" ab --quiet --out-dir "$tmp/ab" --a-cmd "cp $fx/compare_baseline.jsonl {out}" \
+  --b-cmd "cp $fx/compare_slower.jsonl {out}" --repeats 2 >"$tmp/out" 2>&1
+code=$?
+[ "$code" -eq 1 ] || fail "ab --a-cmd without recompdiag-trainer: exit $code, expected 1: $(cat "$tmp/out")"
+[ -f "$tmp/ab/report.json" ] || fail "ab --a-cmd without recompdiag-trainer wrote no report"
 
 "$alone" train --steps 3 >"$tmp/out" 2>"$tmp/err"
 code=$?

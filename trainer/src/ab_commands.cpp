@@ -14,7 +14,6 @@
 #include "recompdiag/core/error.h"
 #include "recompdiag/trainer/distributed.h"
 #include "recompdiag/trainer/exit_codes.h"
-#include "recompdiag/trainer/stop_signals.h"
 
 namespace recompdiag::trainer {
 

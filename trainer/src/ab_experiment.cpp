@@ -84,7 +84,7 @@ pid_t start_child(const RunSpec& run, bool quiet, TurnToken* token,
   }
   for (int fd : close_fds) ::close(fd);
   detail::pin_to_cpus(run.cpus);  // before LibTorch starts its threads: they inherit it
-  ::signal(SIGPIPE, SIG_IGN);  // the other run may have finished: passing the token is moot
+  ::signal(SIGPIPE, SIG_IGN);     // the other run may have finished: passing the token is moot
   // A group of its own: a terminal's Ctrl-C reaches the parent alone, which forwards it once.
   // Until the trainer exists a signal ends the child as usual: it has recorded no step yet.
   ::setpgid(0, 0);
@@ -211,31 +211,7 @@ int run_interleaved_pair(RunSpec a, RunSpec b, bool b_first, int64_t every_steps
 
 }  // namespace
 
-namespace detail {
-
-void check_side_name(const std::string& name) {
-  if (name.empty()) throw InputError("an A/B side needs a name (it names the run files)");
-  if (name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") !=
-          std::string::npos ||
-      name.front() == '.') {
-    throw InputError("A/B side name '" + name +
-                     "': use letters, digits, '-', '_' and '.' (it names the run files)");
-  }
-}
-
-void check_turn_settings(int64_t turn_every_steps, const std::string& cpus) {
-  if (turn_every_steps < 0) {
-    throw InputError("--turn-every must be >= 0 steps, got " + std::to_string(turn_every_steps));
-  }
-  (void)parse_cpus(cpus, "--cpus");
-}
-
-int pair_code(int a, int b) {
-  if (a == kExitInternal || b == kExitInternal) return kExitInternal;
-  return a != 0 ? a : b;
-}
-
-}  // namespace detail
+namespace detail {}  // namespace detail
 
 const char* to_string(AbSchedule schedule) {
   switch (schedule) {
@@ -358,16 +334,14 @@ AbExperimentResult run_ab_experiment(const AbExperimentOptions& options) {
     return wait_child(start_child(r, options.quiet, nullptr, {}, forward), r.label, forward);
   };
   switch (options.schedule) {
-    case AbSchedule::kInterleaved:
-      {
-        const detail::CpuMask cpus = detail::CpuMask::of(detail::parse_cpus(options.cpus, "--cpus"));
-        for (int i = 1; i <= n && result.exit_code == 0; ++i) {
-          result.exit_code =
-              run_interleaved_pair(spec('a', i, i == n), spec('b', i, i == n), i % 2 == 0,
-                                   options.turn_every_steps, cpus, options.quiet, forward);
-        }
+    case AbSchedule::kInterleaved: {
+      const detail::CpuMask cpus = detail::CpuMask::of(detail::parse_cpus(options.cpus, "--cpus"));
+      for (int i = 1; i <= n && result.exit_code == 0; ++i) {
+        result.exit_code =
+            run_interleaved_pair(spec('a', i, i == n), spec('b', i, i == n), i % 2 == 0,
+                                 options.turn_every_steps, cpus, options.quiet, forward);
       }
-      break;
+    } break;
     case AbSchedule::kSequential:
       for (int i = 1; i <= n && result.exit_code == 0; ++i) {
         result.exit_code = run_one(spec('a', i, false));

@@ -127,14 +127,4 @@ std::optional<DistributedOptions> distributed_from_environment(
   return o;
 }
 
-std::string rank_file_path(const std::string& out, int rank) {
-  const std::string suffix = ".jsonl";
-  const std::string tag = ".rank" + std::to_string(rank) + suffix;
-  if (out.size() >= suffix.size() &&
-      out.compare(out.size() - suffix.size(), suffix.size(), suffix) == 0) {
-    return out.substr(0, out.size() - suffix.size()) + tag;
-  }
-  return out + tag;
-}
-
 }  // namespace recompdiag::trainer

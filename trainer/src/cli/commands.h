@@ -14,6 +14,8 @@ struct CommandContext {
 
 void add_train_command(CLI::App& app, CommandContext& ctx);
 void add_ab_command(CLI::App& app, CommandContext& ctx);
+/// The front end's `ab`: the two-command form alone (cmd_ab_commands.cpp), torch-free.
+void add_ab_commands_command(CLI::App& app, CommandContext& ctx);
 void add_compare_command(CLI::App& app, CommandContext& ctx);
 /// `bench` is a group; each benchmark adds itself under it.
 void add_bench_overhead_command(CLI::App& bench, CommandContext& ctx);

@@ -1,5 +1,6 @@
 // recompdiag: the front end. The commands that only read run files (`compare`, `bench compare`)
-// run here, in a process that never loads LibTorch; every other command replaces this process
+// and `ab` with two commands of the user's own (`--a-cmd`, `--b-cmd`) run here, in a process that
+// never loads LibTorch; every other command replaces this process
 // with recompdiag-trainer (exec: same pid, arguments, streams and exit code). A CI gate that runs
 // `recompdiag compare` thus neither waits for LibTorch to load nor needs it installed.
 
@@ -23,10 +24,20 @@ namespace fs = std::filesystem;
 
 constexpr const char* kTrainerName = "recompdiag-trainer";
 
-// Whether the command line names a command that only reads run files.
+// Whether the command line names a command that runs here: one that only reads run files, or
+// `ab` with the user's commands (whose children load what they need themselves).
 bool reads_run_files_only(int argc, char** argv) {
   if (argc < 2) return false;
   const std::string first = argv[1];
+  if (first == "ab") {
+    for (int i = 2; i < argc; ++i) {
+      const std::string arg = argv[i];
+      for (const char* flag : {"--a-cmd", "--b-cmd"}) {
+        if (arg == flag || arg.rfind(std::string(flag) + "=", 0) == 0) return true;
+      }
+    }
+    return false;
+  }
   return first == "compare" || (first == "bench" && argc > 2 && std::string(argv[2]) == "compare");
 }
 
@@ -79,7 +90,7 @@ int main(int argc, char** argv) {
                 << (candidates.empty()
                         ? std::string("cannot read /proc/self/exe")
                         : "looked for " + candidates[0].string() + " and " + candidates[1].string())
-                << "); `compare` and `bench compare` run without it\n";
+                << "); `compare`, `bench compare` and `ab --a-cmd ... --b-cmd ...` run without it\n";
       return kExitBadInput;
     }
   }
@@ -88,6 +99,7 @@ int main(int argc, char** argv) {
   describe_app(app);
   CommandContext ctx;
   add_compare_command(app, ctx);
+  if (reads_run_files_only(argc, argv)) add_ab_commands_command(app, ctx);
   CLI::App* bench = add_bench_group(app);
   add_bench_compare_command(*bench, ctx);
   return run_command_line(app, ctx, argc, argv);

@@ -1,0 +1,124 @@
+// The flags, reports and exit code `ab` has in both its forms, and the two-command form's run.
+
+#include "cli/ab_flags.h"
+
+#include <iostream>
+
+#include "cli/run_set.h"
+#include "recompdiag/core/error.h"
+#include "recompdiag/core/noise_profile.h"
+#include "recompdiag/core/run_io.h"
+#include "recompdiag/reports/report_files.h"
+#include "recompdiag/trainer/exit_codes.h"
+
+namespace recompdiag::trainer::cli {
+
+void add_ab_flags(CLI::App& cmd, AbFlags& f, bool with_quiet) {
+  cmd.add_option("--out-dir", f.out_dir, "Directory for run files and reports")
+      ->capture_default_str();
+  add_gate_flags(cmd, f.gate);
+  cmd.add_option("--noise-profile", f.noise_profile,
+                 "This machine's run-to-run spread (`recompdiag bench noise`): what one pair "
+                 "that does not take turns (--sequential) needs for a time verdict");
+  cmd.add_option("--repeats", f.repeats,
+                 "Pairs of runs; with 2 or more the comparison takes the run as the unit "
+                 "(files DIR/NAME-1.jsonl, ...)")
+      ->capture_default_str();
+  if (with_quiet) cmd.add_flag("--quiet", f.quiet, "Print the report only");
+  cmd.add_option("--a-cmd", f.commands.a.command,
+                 "Side A (the baseline) as a shell command that trains once and writes its run "
+                 "file to {out}, e.g. 'build-base/my_trainer {out}'; with --b-cmd the two "
+                 "commands take turns (RECOMPDIAG_TURNS, see --turn-every) instead of the "
+                 "built-in modes, and the train flags do not apply");
+  cmd.add_option("--b-cmd", f.commands.b.command, "Side B as a shell command (see --a-cmd)");
+  cmd.add_option("--a-name", f.commands.a.name,
+                 "Side A's name with --a-cmd: its run files are DIR/NAME.jsonl")
+      ->capture_default_str();
+  cmd.add_option("--b-name", f.commands.b.name, "Side B's name with --b-cmd")
+      ->capture_default_str();
+  cmd.add_option("--turn-timeout", f.turn_timeout_s,
+                 "With --a-cmd/--b-cmd: seconds a side waits for its turn before it trains on "
+                 "without turns, and a side may leave its turn unread after the other ended "
+                 "before it is stopped")
+      ->capture_default_str();
+  cmd.add_option("--turn-every", f.turn_every_steps,
+                 "Steps per turn: the two runs of a pair alternate every N steps, so that a level "
+                 "the machine holds for a second or more falls on both (0: at epoch boundaries; "
+                 "a data-parallel job takes its turns at epoch boundaries)")
+      ->capture_default_str();
+  cmd.add_option("--cpus", f.cpus,
+                 "CPUs both runs of a pair are pinned to: auto (one CPU, the last this process "
+                 "may use: the two halves of a pair share it, so a vCPU the host slows down slows "
+                 "both), all (no pinning), or a list such as 0-3 (a data-parallel job's ranks are "
+                 "not pinned)")
+      ->capture_default_str();
+}
+
+bool applies_to_commands(const std::string& flag) {
+  for (const char* name :
+       {"--a-cmd", "--b-cmd", "--a-name", "--b-name", "--turn-timeout", "--turn-every", "--cpus",
+        "--out-dir", "--noise-profile", "--repeats", "--quiet", "--help"}) {
+    if (flag == name) return true;
+  }
+  return is_gate_flag(flag);
+}
+
+CompareOptions ab_base_options(const AbFlags& f) {
+  CompareOptions options;
+  apply_gate_flags(f.gate, options);
+  if (!f.noise_profile.empty()) {
+    apply_noise_profile(read_noise_profile(f.noise_profile), f.noise_profile, options);
+  }
+  return options;
+}
+
+int report_ab_runs(const AbExperimentResult& runs, const CompareOptions& options,
+                   const AbFlags& f) {
+  if (runs.exit_code != 0) return side_failed_exit_code(runs.exit_code);
+  // A job's rank files are one run (the slowest rank per step), with its rank table and
+  // stragglers; single runs stay as they are.
+  const std::vector<RunSet> a = group_rank_files(read_run_set(runs.a_paths));
+  const std::vector<RunSet> b = group_rank_files(read_run_set(runs.b_paths));
+  const Comparison c = compare_jobs(a, b, options);
+  std::cout << reports::write_reports(c, f.out_dir);
+  if (!f.quiet) std::cout << "\nreports: " << f.out_dir << "/report.{md,html,json}\n";
+  std::cout.flush();
+  return gate_exit_code(c, f.gate, std::cerr);
+}
+
+int run_ab_commands_form(const AbFlags& f, CLI::App& cmd) {
+  for (const CLI::Option* option : cmd.get_options()) {
+    if (option->count() > 0 && !applies_to_commands(option->get_name())) {
+      throw InputError("ab --a-cmd/--b-cmd: " + option->get_name() +
+                       " configures the built-in runs; pass it in the commands instead");
+    }
+  }
+  if (cmd.count("--a-cmd") == 0 || cmd.count("--b-cmd") == 0) {
+    throw InputError("ab needs both --a-cmd and --b-cmd, or neither");
+  }
+  AbCommandsOptions experiment = f.commands;
+  experiment.out_dir = f.out_dir;
+  experiment.repeats = f.repeats;
+  experiment.turn_every_steps = f.turn_every_steps;
+  experiment.cpus = f.cpus;
+  if (!(f.turn_timeout_s > 0.0 && f.turn_timeout_s < 1e9)) {
+    throw InputError("--turn-timeout must be > 0 s, got " + std::to_string(f.turn_timeout_s));
+  }
+  experiment.turn_timeout_ms = static_cast<int64_t>(f.turn_timeout_s * 1000.0 + 0.5);
+  CompareOptions options = experiment.compare_options(ab_base_options(f));
+  options.validate();  // before anything trains
+  return report_ab_runs(run_ab_commands(experiment), options, f);
+}
+
+int run_ab_guarded(const std::function<int()>& run) {
+  try {
+    return run();
+  } catch (const IoError&) {
+    // ab could not run or record its pair: no verdict, and not one to read as a regression.
+    return side_failed_exit_code(report_error(std::current_exception(), std::cerr));
+  } catch (const JobError&) {
+    return side_failed_exit_code(report_error(std::current_exception(), std::cerr));
+  }
+}
+
+}  // namespace recompdiag::trainer::cli
