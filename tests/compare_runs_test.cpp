@@ -43,6 +43,16 @@ SyntheticRunOptions small() {
   return o;
 }
 
+/// small() in mutable mode: nothing compiled, warmed up again or reset at the switch.
+SyntheticRunOptions quiet_switch() {
+  SyntheticRunOptions o = small();
+  o.mode = "mutable";
+  o.switch_compiles = 0;
+  o.warmup_at_switch = false;
+  o.optimizer_reset_at_switch = false;
+  return o;
+}
+
 }  // namespace
 
 TEST_CASE("three runs per side: the run is the unit, and reruns are proven equivalent") {
@@ -137,11 +147,7 @@ TEST_CASE("one run per side: blocks of consecutive steps, an epoch at least") {
 
 TEST_CASE("counts are compared exactly: compiles at the switch are a finding, and can fail") {
   test::TempDir dir;
-  SyntheticRunOptions quiet = small();
-  quiet.mode = "mutable";
-  quiet.switch_compiles = 0;
-  quiet.warmup_at_switch = false;
-  quiet.optimizer_reset_at_switch = false;
+  const SyntheticRunOptions quiet = quiet_switch();
   SyntheticRunOptions recompiling = quiet;
   recompiling.switch_compiles = 2;
   const auto a = runs(dir, "a", 2, quiet, 1);
@@ -238,11 +244,7 @@ TEST_CASE("a phase whose steady steps took 0 ms is bad input, not a NaN verdict"
 TEST_CASE(
     "counted cost: compile time the compiler measured is a cost, at least, whatever the noise") {
   test::TempDir dir;
-  SyntheticRunOptions quiet = small();
-  quiet.mode = "mutable";
-  quiet.switch_compiles = 0;
-  quiet.warmup_at_switch = false;
-  quiet.optimizer_reset_at_switch = false;
+  SyntheticRunOptions quiet = quiet_switch();
   quiet.noise = 0.3;  // steps too noisy for the estimate to tell a compile's time from noise
   auto a = runs(dir, "a", 2, quiet, 1);
   auto b = runs(dir, "b", 2, quiet, 11);

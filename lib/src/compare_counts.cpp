@@ -2,6 +2,7 @@
 // a finding whatever the timing says.
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "detail/compare_parts.h"
 #include "recompdiag/core/error.h"
@@ -22,9 +23,33 @@ struct CountDef {
   int64_t (*value)(const PhaseAnalysis&, const RunAnalysis&);
   bool listed = true;
   const char* refines = nullptr;  // the umbrella count this one is a part of
+  // Priced by the counted cost: the events one step carries; null when not priced.
+  int64_t (*per_step)(const StepRecord&) = nullptr;
+  detail::CompileClock clock = detail::CompileClock::kNone;
 };
 
 bool always(const ProbeCounts&) { return true; }
+
+// The events one step carries, per costed count.
+int64_t jit_events(const StepRecord& s) {
+  // A compile is paid in the steps after it too: the graph executor's profiling runs.
+  return s.jit ? s.jit->compiles + s.jit->profiling_runs : 0;
+}
+int64_t step_dynamo_compiles(const StepRecord& s) { return s.compiled ? s.compiled->compiles : 0; }
+int64_t step_plan_builds(const StepRecord& s) { return s.jit ? s.jit->plan_builds : 0; }
+int64_t step_cache_misses(const StepRecord& s) {
+  return step_plan_builds(s) + (s.dispatch ? s.dispatch->new_signatures : 0) +
+         (s.cupti ? s.cupti->new_kernels + s.cupti->module_loads + s.cupti->graph_instantiations
+                  : 0);
+}
+int64_t step_syncs(const StepRecord& s) {
+  return (s.dispatch ? s.dispatch->syncs : 0) + (s.cupti ? s.cupti->syncs : 0);
+}
+int64_t step_copies(const StepRecord& s) {
+  return (s.dispatch ? s.dispatch->copies_h2d + s.dispatch->copies_d2h + s.dispatch->copies_d2d
+                     : 0) +
+         (s.cupti ? s.cupti->memcpy_h2d + s.cupti->memcpy_d2h + s.cupti->memcpy_d2d : 0);
+}
 
 // Alerts of the phase, without the timing rule: slow steps come and go with the machine.
 int64_t deterministic_alerts(const PhaseAnalysis& pa, const RunAnalysis& run) {
@@ -48,29 +73,33 @@ const CountDef kCounts[] = {
     {"jit_compiles", "TorchScript compiles (torch::jit::compile, or compile events)", "JIT compile",
      "JIT compiles", always,
      [](const PhaseAnalysis& p, const RunAnalysis&) { return detail::jit_compiles_seen(p.counts); },
-     true, "compiles"},
+     true, "compiles", jit_events, detail::CompileClock::kJitEvents},
     {"plan_builds",
      "TorchScript graph-executor plans built (new specializations: JIT cache misses)",
      "JIT plan build", "JIT plan builds", [](const ProbeCounts& c) { return c.has_jit; },
-     [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.jit_plan_builds; }},
+     [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.jit_plan_builds; }, true,
+     nullptr, step_plan_builds},
     {"syncs", "host syncs (the dispatcher's; CUPTI's synchronizations on a GPU)", "host sync",
      "host syncs", [](const ProbeCounts& c) { return c.has_dispatch || c.has_cupti; },
-     [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.syncs; }},
+     [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.syncs; }, true, nullptr,
+     step_syncs},
     {"copies", "cross-device copies, every direction", "cross-device copy", "cross-device copies",
      [](const ProbeCounts& c) { return c.has_dispatch || c.has_cupti; },
-     [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.copies; }},
+     [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.copies; }, true, nullptr,
+     step_copies},
     {"cache_misses",
      "every cache miss: plan builds, first-seen op signatures and kernels, GPU module loads, CUDA "
      "graph instantiations",
      "cache miss", "cache misses",
      [](const ProbeCounts& c) { return c.has_dispatch || c.has_jit || c.has_cupti; },
-     [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.cache_misses(); }},
+     [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.cache_misses(); }, true,
+     nullptr, step_cache_misses},
     {"alerts", "health alerts, slow_step's left out (it comes and goes with the machine)", "alert",
      "alerts", always, deterministic_alerts},
     {"dynamo_compiles", "torch.compile compiles (its recompiles included)", "torch.compile compile",
      "torch.compile compiles", [](const ProbeCounts& c) { return c.has_compiled; },
      [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.dynamo_compiles; }, true,
-     "compiles"},
+     "compiles", step_dynamo_compiles, detail::CompileClock::kDynamoSteps},
     {"eager_fallbacks",
      "calls of torch.compile frames that ran eagerly (past the recompile limit, or a fallback)",
      "eager call of a compiled frame", "eager calls of compiled frames",
@@ -130,6 +159,17 @@ std::vector<std::string> parse_fail_on(const std::string& text) {
 }
 
 namespace detail {
+
+const std::vector<CostedCount>& costed_counts() {
+  static const std::vector<CostedCount> costed = [] {
+    std::vector<CostedCount> out;
+    for (const CountDef& d : kCounts) {
+      if (d.per_step) out.push_back({d.name, d.per_step, d.clock});
+    }
+    return out;
+  }();
+  return costed;
+}
 
 void compare_counts(int phase, const SideRuns& a, const SideRuns& b, const CompareOptions& options,
                     std::vector<CountChange>& out) {

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <stdexcept>
+#include <string>
 
 #include "detail/compare_parts.h"
 
@@ -12,48 +14,33 @@ namespace recompdiag::detail {
 
 namespace {
 
-// A count that can be costed: a linear function of one step's probe fields (a sum of counters),
-// so that over a run of steps (StepColumns::for_each_run) its value at step j is
-// value(first) + j * value(stride). A step carries the count's events when its value is positive.
-struct CostedCount {
-  const char* name;  // as count_names() names it
-  int64_t (*value)(const StepRecord& step);
-};
-
-int64_t jit_events(const StepRecord& s) {
-  // A compile is paid in the steps after it too: the graph executor's profiling runs.
-  return s.jit ? s.jit->compiles + s.jit->profiling_runs : 0;
-}
-int64_t dynamo_compiles(const StepRecord& s) { return s.compiled ? s.compiled->compiles : 0; }
-int64_t plan_builds(const StepRecord& s) { return s.jit ? s.jit->plan_builds : 0; }
-int64_t cache_misses(const StepRecord& s) {
-  return plan_builds(s) + (s.dispatch ? s.dispatch->new_signatures : 0) +
-         (s.cupti ? s.cupti->new_kernels + s.cupti->module_loads + s.cupti->graph_instantiations
-                  : 0);
-}
-int64_t syncs(const StepRecord& s) {
-  return (s.dispatch ? s.dispatch->syncs : 0) + (s.cupti ? s.cupti->syncs : 0);
-}
-int64_t copies(const StepRecord& s) {
-  return (s.dispatch ? s.dispatch->copies_h2d + s.dispatch->copies_d2h + s.dispatch->copies_d2d
-                     : 0) +
-         (s.cupti ? s.cupti->memcpy_h2d + s.cupti->memcpy_d2h + s.cupti->memcpy_d2d : 0);
+// The costed counts (the gate table's, costed_counts()), one bit each in a step's mask.
+const std::vector<CostedCount>& costed_list() {
+  const std::vector<CostedCount>& c = costed_counts();
+  if (c.size() > 8) throw std::logic_error("more than 8 costed counts: widen the step masks");
+  return c;
 }
 
-constexpr CostedCount kCosted[] = {
-    {"jit_compiles", jit_events},
-    {"plan_builds", plan_builds},
-    {"cache_misses", cache_misses},
-    {"syncs", syncs},
-    {"copies", copies},
-    {"dynamo_compiles", dynamo_compiles},
-};
-constexpr size_t kCostedN = sizeof kCosted / sizeof kCosted[0];
-// The costed counts whose compiler records its own compile time: the JIT's compile events
-// (between steps) and torch.compile's compile_ms (inside the steps).
-constexpr uint8_t kJitBit = 1u << 0;
-constexpr uint8_t kDynamoBit = 1u << 5;
-static_assert(kCostedN <= 8, "one bit per costed count in a step's mask");
+// The mask bit of the costed count whose compile time `clock` measured (0: none).
+uint8_t clock_bit(CompileClock clock) {
+  const std::vector<CostedCount>& c = costed_list();
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (c[i].clock == clock) return static_cast<uint8_t>(1u << i);
+  }
+  return 0;
+}
+
+uint8_t jit_bit() { return clock_bit(CompileClock::kJitEvents); }
+uint8_t dynamo_bit() { return clock_bit(CompileClock::kDynamoSteps); }
+
+// The mask bit of the costed count named `name` (0: none).
+uint8_t bit_of(const char* name) {
+  const std::vector<CostedCount>& c = costed_list();
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (std::string(c[i].name) == name) return static_cast<uint8_t>(1u << i);
+  }
+  return 0;
+}
 
 // Above this fraction of a run's steady steps, a count is a per-step cost (the steady test's).
 constexpr double kPerStepFraction = 0.5;
@@ -70,7 +57,7 @@ double compile_ms(const EventRecord& e) {
 // One run's phase: which costed counts each step carries.
 struct PhaseMasks {
   std::vector<size_t> index;       // the phase's step indices, in order
-  std::vector<uint8_t> mask;       // per phase step: bit c set when it carries kCosted[c]
+  std::vector<uint8_t> mask;       // per phase step: bit c set when it carries costed_list()[c]
   std::vector<int64_t> epoch;      // per phase step: its epoch
   std::vector<double> compile_at;  // per phase step: compile time of the events before it
   int64_t steady_begin = 0;        // first steady position in `index`
@@ -100,9 +87,9 @@ PhaseMasks phase_masks(const ColumnarRun& run, const PhaseAnalysis& pa) {
                          if (first.compiled) {
                            m.step_compile_ms += first.compiled->compile_ms * static_cast<double>(n);
                          }
-                         for (size_t c = 0; c < kCostedN; ++c) {
-                           const int64_t v0 = kCosted[c].value(first);
-                           const int64_t dv = kCosted[c].value(stride);
+                         for (size_t c = 0; c < costed_list().size(); ++c) {
+                           const int64_t v0 = costed_list()[c].per_step(first);
+                           const int64_t dv = costed_list()[c].per_step(stride);
                            if (v0 <= 0 && dv <= 0) continue;
                            for (size_t j = 0; j < n; ++j) {
                              if (v0 + static_cast<int64_t>(j) * dv > 0) {
@@ -122,7 +109,7 @@ PhaseMasks phase_masks(const ColumnarRun& run, const PhaseAnalysis& pa) {
                                      [&](size_t i, int64_t s) { return steps.step(i) < s; });
     if (it != m.index.end() && steps.step(*it) == e.step) {
       const auto k = static_cast<size_t>(it - m.index.begin());
-      m.mask[k] |= kJitBit;
+      m.mask[k] |= jit_bit();
       m.compile_at[k] += compile_ms(e);
     }
   }
@@ -165,9 +152,9 @@ RunCost run_cost(const ColumnarRun& run, const PhaseAnalysis& pa, const PhaseMas
   }
   r.var_ms2 += static_cast<double>(costed_steps * costed_steps) * var_median;
   r.phase_ms += m.compile_ms;
-  if (costed & kJitBit) r.measured_ms += m.compile_ms;
-  if (costed & kDynamoBit) r.measured_ms += m.step_compile_ms;
-  if (costed & kJitBit) {
+  if (costed & jit_bit()) r.measured_ms += m.compile_ms;
+  if (costed & dynamo_bit()) r.measured_ms += m.step_compile_ms;
+  if (costed & jit_bit()) {
     r.cost_ms += m.compile_ms;
     r.compile_ms = m.compile_ms;
     // Compile time is as noisy, relatively, as a step.
@@ -237,7 +224,7 @@ std::optional<PairedCost> paired_cost(const SideRuns& a, const SideRuns& b, cons
     } else if (k >= steady_begin) {
       quiet.push_back(excess(k));
     }
-    if ((costed & kJitBit) != 0) out.difference_ms += mb.compile_at[k] - ma.compile_at[k];
+    if ((costed & jit_bit()) != 0) out.difference_ms += mb.compile_at[k] - ma.compile_at[k];
   }
   if (quiet.size() < 3) return std::nullopt;
   const double sigma = 1.4826 * stats::mad(quiet);
@@ -251,7 +238,7 @@ std::optional<PairedCost> paired_cost(const SideRuns& a, const SideRuns& b, cons
   // The medians subtracted: their difference's error, once per costed step.
   var_ms2 += static_cast<double>(costed_steps * costed_steps) * kHalfPi * sigma * sigma /
              static_cast<double>(quiet.size());
-  if ((costed & kJitBit) != 0) {
+  if ((costed & jit_bit()) != 0) {
     // Compile time is as noisy, relatively, as a paired step.
     const double rel = median_a > 0.0 ? sigma / median_a : 0.0;
     var_ms2 += (mb.compile_ms * mb.compile_ms + ma.compile_ms * ma.compile_ms) * rel * rel;
@@ -280,8 +267,8 @@ std::optional<CountedCost> counted_cost(int phase, const SideRuns& a, const Side
   bool fewer_events = false;  // B has fewer of some costed count
   for (const CountChange& cc : changes) {
     if (cc.phase != phase) continue;
-    for (size_t c = 0; c < kCostedN; ++c) {
-      if (cc.count == kCosted[c].name) differing |= static_cast<uint8_t>(1u << c);
+    for (size_t c = 0; c < costed_list().size(); ++c) {
+      if (cc.count == costed_list()[c].name) differing |= static_cast<uint8_t>(1u << c);
     }
   }
   if (!differing) return std::nullopt;
@@ -296,7 +283,7 @@ std::optional<CountedCost> counted_cost(int phase, const SideRuns& a, const Side
       masks[s].push_back(phase_masks(*side.files[i], pa));
       const PhaseMasks& m = masks[s].back();
       const auto steady = static_cast<double>(m.index.size()) - static_cast<double>(m.steady_begin);
-      for (size_t c = 0; c < kCostedN; ++c) {
+      for (size_t c = 0; c < costed_list().size(); ++c) {
         int64_t carrying = 0;
         for (size_t k = static_cast<size_t>(m.steady_begin); k < m.mask.size(); ++k) {
           carrying += (m.mask[k] >> c) & 1u;
@@ -318,8 +305,8 @@ std::optional<CountedCost> counted_cost(int phase, const SideRuns& a, const Side
   }
   for (const CountChange& cc : changes) {
     if (cc.phase != phase) continue;
-    for (size_t c = 0; c < kCostedN; ++c) {
-      if (cc.count != kCosted[c].name || !((differing >> c) & 1u)) continue;
+    for (size_t c = 0; c < costed_list().size(); ++c) {
+      if (cc.count != costed_list()[c].name || !((differing >> c) & 1u)) continue;
       if (!((costed >> c) & 1u)) {
         out.per_step_counts.push_back(cc.count);
         continue;
@@ -329,7 +316,7 @@ std::optional<CountedCost> counted_cost(int phase, const SideRuns& a, const Side
       fewer_events |= cc.b_max < cc.a_min;
       // Plan builds are cache misses too: name the misses only when they are more than those.
       const bool same_as_plans = cc.count == "cache_misses" && plan_change &&
-                                 ((costed >> 1) & 1u) &&
+                                 (costed & bit_of("plan_builds")) != 0 &&
                                  cc.b_min - cc.a_max == plan_change->b_min - plan_change->a_max;
       if (!same_as_plans) causes.push_back(cc.change);
     }

@@ -38,6 +38,22 @@ inline int64_t jit_compiles_seen(const ProbeCounts& c) {
   return std::max(c.jit_compiles, c.compile_events - c.dynamo_compiles);
 }
 
+/// Whose clock measured a costed count's compile time: TorchScript's compile events (between
+/// steps, EventRecord detail "compile_ms") or torch.compile's `compiled.compile_ms` (in steps).
+enum class CompileClock { kNone, kJitEvents, kDynamoSteps };
+
+/// A gate count the counted cost prices: its name (count_names()), the events one step carries
+/// (linear in the step's probe fields, so that over a run of steps it is value(first) + j *
+/// value(stride)), and whose clock measured their compile time.
+struct CostedCount {
+  const char* name;
+  int64_t (*per_step)(const StepRecord& step);
+  CompileClock clock = CompileClock::kNone;
+};
+
+/// The costed gate counts, in the gate table's order (compare_counts.cpp): the one list.
+const std::vector<CostedCount>& costed_counts();
+
 /// The timing comparison of one phase (test, interval, figures), before the phases are judged
 /// together. Adds a warning when the autocorrelation outlasts the longest block.
 PhaseComparison compare_phase_timing(int phase, const SideRuns& a, const SideRuns& b,
