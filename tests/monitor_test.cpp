@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "recompdiag/core/error.h"
 #include "recompdiag/core/health.h"
 #include "recompdiag/probes/dispatcher_probe.h"
 #include "torch_doctest.h"
@@ -160,4 +161,37 @@ TEST_CASE("monitor: disabled probes are null objects, the others still fill thei
   CHECK(record.jit.has_value());
   REQUIRE(record.optimizer.has_value());
   CHECK(record.optimizer->params_with_state == 2);
+}
+
+TEST_CASE("monitor options: one validator, the Monitor's and the bindings' first step") {
+  torch::nn::Linear model(4, 1);
+  torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
+  auto refused = [&](probes::MonitorOptions o) {
+    try {
+      o.validate();
+    } catch (const InputError& e) {
+      // The Monitor refuses the same, before it installs anything.
+      CHECK_THROWS_AS(probes::Monitor(*model, adam, o), InputError);
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  probes::MonitorOptions o;
+  o.log_alerts = false;
+  CHECK(refused(o).empty());
+  probes::MonitorOptions bad = o;
+  bad.expected_device = "gpu:x";
+  CHECK_FALSE(refused(bad).empty());
+  bad = o;
+  bad.dispatcher_sample_every = 0;
+  CHECK(refused(bad) == "dispatcher_sample_every must be >= 1, got 0");
+  bad = o;
+  bad.max_queued_events = -1;
+  CHECK(refused(bad) == "max_queued_events must be >= 0, got -1");
+  bad = o;
+  bad.dispatcher_hook = probes::DispatchHook::kModeKey;
+  bad.compiled = true;
+  CHECK(refused(bad).find("needs compiled=False") != std::string::npos);
+  bad.dispatcher = false;  // no dispatcher probe: no key
+  CHECK(refused(bad).empty());
 }

@@ -9,8 +9,10 @@
 #include <utility>
 
 #include "detail/step_probes.h"
+#include "recompdiag/core/error.h"
 #include "recompdiag/probes/comm_probe.h"
 #include "recompdiag/probes/compiled_probe.h"
+#include "recompdiag/probes/expected_device.h"
 #include "recompdiag/probes/memory_probe.h"
 #include "recompdiag/probes/nvtx.h"
 
@@ -29,13 +31,33 @@ Monitor::Monitor(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
                  MonitorOptions options)
     : Monitor(&model, &optimizer, TrainingStateSource{}, std::move(options)) {}
 
+void MonitorOptions::validate() const {
+  ExpectedDevice check(expected_device);  // throws InputError when malformed
+  if (dispatcher_sample_every < 1) {
+    throw InputError("dispatcher_sample_every must be >= 1, got " +
+                     std::to_string(dispatcher_sample_every));
+  }
+  if (dispatcher_full_steps_after_event < 0) {
+    throw InputError("dispatcher_full_steps_after_event must be >= 0, got " +
+                     std::to_string(dispatcher_full_steps_after_event));
+  }
+  if (max_queued_events < 0) {
+    throw InputError("max_queued_events must be >= 0, got " + std::to_string(max_queued_events));
+  }
+  if (dispatcher && dispatcher_hook == DispatchHook::kModeKey && compiled) {
+    throw InputError(
+        "dispatcher_hook='mode-key' needs compiled=False and a loop without torch.compile: "
+        "torch.compile's guards check the dispatch keys the mode key changes");
+  }
+}
+
 Monitor::Monitor(TrainingStateSource source, MonitorOptions options)
     : Monitor(nullptr, nullptr, std::move(source), std::move(options)) {}
 
 Monitor::Monitor(torch::nn::Module* model, torch::optim::Optimizer* optimizer,
                  TrainingStateSource source, MonitorOptions options)
-    : options_(std::move(options)), health_(options_.health, options_.expected_device) {
-  ExpectedDevice check(options_.expected_device);  // throws InputError when malformed
+    : options_((options.validate(), std::move(options))),
+      health_(options_.health, options_.expected_device) {
   // End order: the dispatcher first, so that nothing the monitor does after it counts as the
   // step's ops; begin_step runs the list backwards, so the dispatcher also starts last.
   if (options_.dispatcher) {

@@ -65,11 +65,6 @@ class Monitor:
         config: Optional[dict] = None,
         seed: int = 0,
     ) -> None:
-        if dispatcher_hook == "mode-key" and compiled:
-            raise ValueError(
-                "dispatcher_hook='mode-key' needs compiled=False and a loop without torch.compile: "
-                "torch.compile's guards check the dispatch keys the mode key changes"
-            )
         header = {
             "mode": mode,
             "optimizer_handoff": "none",

@@ -76,6 +76,21 @@ class Run {
   Run(py::object model, py::object optimizer, const std::string& out, const std::string& header,
       const py::dict& options, const std::string& metrics_listen)
       : model_(std::move(model)), optimizer_(std::move(optimizer)) {
+    probes::MonitorOptions o;
+    o.expected_device = options["device"].cast<std::string>();
+    o.dispatcher = options["dispatcher"].cast<bool>();
+    o.dispatcher_sample_every = options["dispatcher_sample_every"].cast<int64_t>();
+    o.dispatcher_hook = probes::parse_dispatch_hook(options["dispatcher_hook"].cast<std::string>(),
+                                                    "dispatcher_hook");
+    o.compiled = options["compiled"].cast<bool>();
+    o.optimizer = options["optimizer"].cast<bool>() && !optimizer_.is_none();
+    o.placement = options["placement"].cast<bool>() && !model_.is_none();
+    o.memory = options["memory"].cast<bool>();
+    o.cupti = options["cupti"].cast<bool>();
+    o.jit = options["jit"].cast<bool>();
+    o.log_alerts = options["log_alerts"].cast<bool>();
+    o.health.warmup_steps = options["warmup_steps"].cast<int64_t>();
+    o.validate();  // the C++ rules, before anything is created (no file for a refused run)
     if (!metrics_listen.empty()) {
       reports::MetricsOptions m;
       m.listen_addr = metrics_listen;
@@ -85,20 +100,6 @@ class Run {
     if (file_) fanout_.add(*file_);
     if (exporter_) fanout_.add(*exporter_);
 
-    probes::MonitorOptions o;
-    o.expected_device = options["device"].cast<std::string>();
-    o.dispatcher = options["dispatcher"].cast<bool>();
-    o.dispatcher_sample_every = options["dispatcher_sample_every"].cast<int64_t>();
-    o.dispatcher_hook =
-        probes::parse_dispatch_hook(options["dispatcher_hook"].cast<std::string>(), "dispatcher_hook");
-    o.compiled = options["compiled"].cast<bool>();
-    o.optimizer = options["optimizer"].cast<bool>() && !optimizer_.is_none();
-    o.placement = options["placement"].cast<bool>() && !model_.is_none();
-    o.memory = options["memory"].cast<bool>();
-    o.cupti = options["cupti"].cast<bool>();
-    o.jit = options["jit"].cast<bool>();
-    o.log_alerts = options["log_alerts"].cast<bool>();
-    o.health.warmup_steps = options["warmup_steps"].cast<int64_t>();
     o.event_sink = &fanout_;
     probes::TrainingStateSource source;
     if (!model_.is_none()) {

@@ -116,6 +116,14 @@ struct MonitorOptions {
   /// channel says (a data-parallel job's rank 0, whose job takes its turns as one at epoch
   /// boundaries).
   bool step_turns = true;
+
+  /// Throws InputError with one sentence for the first option that cannot work: an expected
+  /// device that is not a torch device string, dispatcher_sample_every below 1, a negative
+  /// dispatcher_full_steps_after_event or max_queued_events, and the mode-key hook with the
+  /// torch.compile probe (torch.compile's guards check the dispatch keys the mode key changes:
+  /// the tool would cause the recompiles it is there to find). The Monitor calls it first; so do
+  /// the bindings, before they create anything.
+  void validate() const;
 };
 
 /// Watches one training loop: its model, its optimizer and the steps it marks.
@@ -128,7 +136,7 @@ struct MonitorOptions {
 /// bounded: fixed tables, a fixed ring buffer of step times, a capped event queue.
 class Monitor {
  public:
-  /// Throws InputError when `options.expected_device` is not a device string, or when
+  /// Throws InputError when `options.validate()` does, or when
   /// RECOMPDIAG_TURNS is set but malformed (MonitorOptions::take_turns). Probes that cannot run
   /// (no GPU for CUPTI, ...) do not throw: see probe_availability().
   Monitor(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
