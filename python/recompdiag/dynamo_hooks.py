@@ -69,7 +69,17 @@ class DynamoHooks:
         where = f"{code.co_name} ({code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno})"
         failures = [_guard_line(line) for reason in reasons
                     for line in str(reason).split("User stack trace")[0].splitlines() if line.strip()]
-        text = "; ".join(failures) if failures else "unknown guard failure"
+        # The newest compiled entry's failure first, as dynamo checks them; the older entries'
+        # (one per earlier recompile) are in the event's detail, not in every alert's line.
+        if not failures:
+            text = "unknown guard failure"
+        elif len(failures) == 1:
+            text = failures[0]
+        else:
+            older = len(failures) - 1
+            text = (f"{failures[0]} (the frame's {older} older compiled "
+                    f"version{'' if older == 1 else 's'} failed {'its' if older == 1 else 'theirs'}"
+                    f" too)")
         self._monitor.note_event(
             "compile",
             f"torch.compile recompiles {where}: guard failed: {text}",

@@ -48,6 +48,24 @@ def make_monitor(run_file, **kw):
     return m
 
 
+def test_a_recompile_names_its_newest_guard_failure_not_every_older_one(run_file):
+    """dynamo lists the failed guard of every compiled version of the frame; the reason keeps the
+    newest (the alert's line stays one guard long however many recompiles came before) and the
+    event's detail keeps them all."""
+    m = make_monitor(run_file)
+    compiled_loop(m, [0.01] * 3 + [0.005] * 3 + [0.0025] * 3 + [0.00125] * 3)
+    m.close()
+    reasons = [e for e in read_run(run_file)["event"] if e["event"] == "compile"]
+    assert len(reasons) == 3
+    assert "older compiled" not in reasons[0]["reason"]
+    last = reasons[-1]
+    older = len(last["detail"]["guard_failures"]) - 1
+    assert older >= 1
+    assert "lr'] == 0.0025" in last["reason"]
+    assert f"the frame's {older} older compiled version" in last["reason"]
+    assert "== 0.01" not in last["reason"]
+
+
 def test_steady_compiled_loop_compiles_once(run_file):
     m = make_monitor(run_file)
     compiled_loop(m, [0.01] * 6)
