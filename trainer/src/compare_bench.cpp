@@ -13,7 +13,7 @@
 #include <sstream>
 #include <thread>
 
-#include "cli/run_set.h"
+#include "recompdiag/core/run_set.h"
 #include "detail/process.h"
 #include "recompdiag/core/compare.h"
 #include "recompdiag/core/error.h"
@@ -135,13 +135,13 @@ CompareBenchResult run_compare_bench(const CompareBenchOptions& o) {
       1e6;
   r.rss_before_mib = peak_rss_mib();
 
-  // What `recompdiag compare` does, through the reader it uses (cli/run_set.h): read both
+  // What `recompdiag compare` does, through the reader it uses (core/run_set.h): read both
   // sides at once, compare, render.
   double load[1] = {0.0};
   if (::getloadavg(load, 1) == 1) r.load_before = load[0];
   const double cpu0 = cpu_seconds();
   t0 = std::chrono::steady_clock::now();
-  const auto [runs_a, runs_b] = cli::read_columnar_sides({path_a}, {path_b});
+  const auto [runs_a, runs_b] = read_columnar_sides({path_a}, {path_b});
   const ColumnarRun& a = runs_a[0];
   const ColumnarRun& b = runs_b[0];
   r.read_s = seconds_since(t0);

@@ -4,10 +4,9 @@
 
 #include <iostream>
 
-#include "cli/run_set.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/noise_profile.h"
-#include "recompdiag/core/run_io.h"
+#include "recompdiag/core/run_set.h"
 #include "recompdiag/reports/report_files.h"
 #include "recompdiag/trainer/exit_codes.h"
 
@@ -75,11 +74,7 @@ CompareOptions ab_base_options(const AbFlags& f) {
 int report_ab_runs(const AbExperimentResult& runs, const CompareOptions& options,
                    const AbFlags& f) {
   if (runs.exit_code != 0) return side_failed_exit_code(runs.exit_code);
-  // A job's rank files are one run (the slowest rank per step), with its rank table and
-  // stragglers; single runs stay as they are.
-  const std::vector<RunSet> a = group_rank_files(read_run_set(runs.a_paths));
-  const std::vector<RunSet> b = group_rank_files(read_run_set(runs.b_paths));
-  const Comparison c = compare_jobs(a, b, options);
+  const Comparison c = compare_run_paths(runs.a_paths, runs.b_paths, options);
   std::cout << reports::write_reports(c, f.out_dir);
   if (!f.quiet) std::cout << "\nreports: " << f.out_dir << "/report.{md,html,json}\n";
   std::cout.flush();

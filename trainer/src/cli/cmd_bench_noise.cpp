@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "cli/run_set.h"
+#include "recompdiag/core/run_set.h"
 #include "cli/train_flags.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/noise_profile.h"

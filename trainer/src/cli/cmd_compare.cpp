@@ -6,12 +6,12 @@
 
 #include "cli/commands.h"
 #include "cli/gate_flags.h"
-#include "cli/run_set.h"
 #include "recompdiag/core/compare.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/job.h"
 #include "recompdiag/core/noise_profile.h"
 #include "recompdiag/core/run_io.h"
+#include "recompdiag/core/run_set.h"
 #include "recompdiag/core/step_columns.h"
 #include "recompdiag/reports/renderer.h"
 #include "recompdiag/reports/report_files.h"
@@ -131,39 +131,9 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
     const CompareCommand& s = *state;
     const CompareOptions options = to_options(s);
     const auto renderer = reports::make_renderer(report_format(s));
-    // Runs are read into columns; rank files of one data-parallel job form one run (its step is
-    // the slowest rank's), which needs their records.
-    auto [a, b] = read_columnar_sides(side_paths(s.a, s.a_specs, "A", "--a"),
-                                      side_paths(s.b, s.b_specs, "B", "--b"));
-    bool jobs = false;
-    for (const auto* side : {&a, &b}) {
-      for (const ColumnarRun& r : *side) jobs = jobs || is_rank_header(r.header);
-    }
-    std::optional<RunFile> trace_a, trace_b;  // the first run of each side, for --trace
-    Comparison c;
-    if (jobs) {
-      auto records = [](std::vector<ColumnarRun>& side) {
-        std::vector<RunFile> out;
-        for (ColumnarRun& r : side) {
-          out.push_back(to_run_file(r));
-          ColumnarRun spent = std::move(r);  // frees the columns now that the records hold them
-        }
-        return group_rank_files(std::move(out));
-      };
-      const std::vector<RunSet> sets_a = records(a);
-      const std::vector<RunSet> sets_b = records(b);
-      c = compare_jobs(sets_a, sets_b, options);
-      if (!s.trace.empty()) {
-        trace_a = sets_a[0].run;
-        trace_b = sets_b[0].run;
-      }
-    } else {
-      c = compare_run_sets(a, b, options);
-      if (!s.trace.empty()) {
-        trace_a = to_run_file(a[0]);
-        trace_b = to_run_file(b[0]);
-      }
-    }
+    const std::vector<std::string> paths_a = side_paths(s.a, s.a_specs, "A", "--a");
+    const std::vector<std::string> paths_b = side_paths(s.b, s.b_specs, "B", "--b");
+    const Comparison c = compare_run_paths(paths_a, paths_b, options);
     for (const std::string& w : c.warnings) std::cerr << "recompdiag: warning: " << w << "\n";
     const int exit_code = gate_exit_code(c, s.gate, std::cerr);
     if (s.out.empty()) {
@@ -174,8 +144,10 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
       std::cerr << "recompdiag: " << to_string(c.verdict) << "; wrote " << s.out << "\n";
     }
     if (!s.trace.empty()) {
+      const RunFile trace_a = first_run(paths_a);
+      const RunFile trace_b = first_run(paths_b);
       reports::write_file_atomically(s.trace, [&](std::ostream& out) {
-        reports::write_chrome_trace(*trace_a, *trace_b, c, out);
+        reports::write_chrome_trace(trace_a, trace_b, c, out);
       });
     }
     ctx.exit_code = exit_code;

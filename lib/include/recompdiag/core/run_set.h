@@ -1,16 +1,20 @@
 #pragma once
-// The run files of one side of a comparison, as `compare` takes them: files, directories (every
-// *.jsonl inside) and globs. The rank files of a data-parallel job among them are grouped into
-// one run by group_rank_files() (core/job.h), by their headers' job id and world size.
+/// \file
+/// The run files of the two sides of a comparison, as `compare` takes them (files, directories of
+/// *.jsonl, globs), read several at once, and compare_run_paths(): the one entry point from run
+/// files to a Comparison that `compare`, `ab`, the benches and the Python package call. The rank
+/// files of a data-parallel job among them are one run (group_rank_files(), job.h).
 
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "recompdiag/core/compare.h"
+#include "recompdiag/core/job.h"
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/core/step_columns.h"
 
-namespace recompdiag::trainer::cli {
+namespace recompdiag {
 
 /// Expands each of `specs` (given with `flag`): a directory gives its *.jsonl files in name
 /// order, a pattern with * ? or [ gives its matches in name order, anything else is a file
@@ -31,4 +35,15 @@ std::vector<ColumnarRun> read_columnar_run_set(const std::vector<std::string>& p
 std::pair<std::vector<ColumnarRun>, std::vector<ColumnarRun>> read_columnar_sides(
     const std::vector<std::string>& a, const std::vector<std::string>& b);
 
-}  // namespace recompdiag::trainer::cli
+/// Compares the runs in files `a` (the baseline) against those in `b`: the runs read into
+/// columns and compare_run_sets(), or, when a side holds rank files of a data-parallel job,
+/// every file's records grouped into jobs and compare_jobs(). Throws InputError naming the file
+/// that cannot be read, and as compare_run_sets() does.
+Comparison compare_run_paths(const std::vector<std::string>& a, const std::vector<std::string>& b,
+                             const CompareOptions& options = {});
+
+/// The first run of `paths` as compare_run_paths() sees it: the first file's run, or the job its
+/// rank files make (for a trace of what was compared).
+RunFile first_run(const std::vector<std::string>& paths);
+
+}  // namespace recompdiag

@@ -1,4 +1,6 @@
-#include "cli/run_set.h"
+// Reading the run files of a comparison's sides, and the one path from them to a Comparison.
+
+#include "recompdiag/core/run_set.h"
 
 #include <glob.h>
 
@@ -10,7 +12,7 @@
 
 #include "recompdiag/core/error.h"
 
-namespace recompdiag::trainer::cli {
+namespace recompdiag {
 
 std::vector<std::string> expand_run_paths(const std::vector<std::string>& specs,
                                           const std::string& flag) {
@@ -96,4 +98,31 @@ std::pair<std::vector<ColumnarRun>, std::vector<ColumnarRun>> read_columnar_side
   return {std::move(runs), std::move(runs_b)};
 }
 
-}  // namespace recompdiag::trainer::cli
+Comparison compare_run_paths(const std::vector<std::string>& a, const std::vector<std::string>& b,
+                             const CompareOptions& options) {
+  // Runs are read into columns; rank files of one data-parallel job form one run (its step is
+  // the slowest rank's), which needs their records.
+  auto [columns_a, columns_b] = read_columnar_sides(a, b);
+  bool jobs = false;
+  for (const auto* side : {&columns_a, &columns_b}) {
+    for (const ColumnarRun& r : *side) jobs = jobs || is_rank_header(r.header);
+  }
+  if (!jobs) return compare_run_sets(columns_a, columns_b, options);
+  auto records = [](std::vector<ColumnarRun>& side) {
+    std::vector<RunFile> out;
+    for (ColumnarRun& r : side) {
+      out.push_back(to_run_file(r));
+      ColumnarRun spent = std::move(r);  // frees the columns now that the records hold them
+    }
+    return group_rank_files(std::move(out));
+  };
+  return compare_jobs(records(columns_a), records(columns_b), options);
+}
+
+RunFile first_run(const std::vector<std::string>& paths) {
+  std::vector<RunSet> sets = group_rank_files(read_run_set(paths));
+  if (sets.empty()) throw InputError("no run files");
+  return std::move(sets.front().run);
+}
+
+}  // namespace recompdiag
