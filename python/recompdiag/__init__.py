@@ -9,7 +9,22 @@ state, written as recompdiag run files that `recompdiag compare`, the reports an
     monitor.close()
 """
 
-from ._core import InputError, version as __version__
+import json
+from typing import Iterable, Union
+
+from ._core import InputError, compare_json as _compare_json, version as __version__
 from .monitor import Monitor, Step
 
-__all__ = ["InputError", "Monitor", "Step", "__version__"]
+
+def compare(a: Union[str, Iterable[str]], b: Union[str, Iterable[str]], threshold: float = 5.0,
+            turns: bool = False, fail_on: Iterable[str] = ()) -> dict:
+    """Compares the run files of B against the baseline A, as `recompdiag compare` does (the same
+    C++ code), and returns its JSON report as a dict: `report["verdict"]` is "no_change",
+    "regression", "improvement" or "inconclusive". `turns`: one pair of runs that took turns
+    (under `recompdiag ab`). `fail_on`: counts that fail the gate when B has more ("compiles",
+    ...). Bad input raises InputError (a ValueError) naming the file or the option."""
+    paths = lambda x: [x] if isinstance(x, str) else list(x)
+    return json.loads(_compare_json(paths(a), paths(b), threshold, turns, list(fail_on)))
+
+
+__all__ = ["InputError", "Monitor", "Step", "compare", "__version__"]

@@ -6,18 +6,21 @@
 
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/record_fan_out.h"
 #include "recompdiag/core/run_io.h"
+#include "recompdiag/core/run_set.h"
 #include "recompdiag/core/version.h"
 #include "recompdiag/probes/compiled_probe.h"
 #include "recompdiag/probes/dispatcher_probe.h"
 #include "recompdiag/probes/monitor.h"
 #include "recompdiag/probes/training_state.h"
 #include "recompdiag/reports/prometheus_exporter.h"
+#include "recompdiag/reports/renderer.h"
 
 namespace py = pybind11;
 
@@ -212,6 +215,24 @@ class Run {
 };
 
 }  // namespace
+// Runs of A against runs of B as `recompdiag compare` and `ab` compare them (compare_run_paths):
+// the JSON report, which recompdiag.compare() parses.
+std::string compare_json(const std::vector<std::string>& a, const std::vector<std::string>& b,
+                         double threshold_pct, bool turns,
+                         const std::vector<std::string>& fail_on) {
+  CompareOptions o;
+  o.threshold = threshold_pct / 100.0;
+  o.turns = turns;
+  o.paired = turns;
+  for (const std::string& name : fail_on) {
+    for (const std::string& n : parse_fail_on(name)) o.fail_on.push_back(n);
+  }
+  o.validate();
+  std::ostringstream out;
+  reports::JsonRenderer().render(compare_run_paths(a, b, o), out);
+  return out.str();
+}
+
 }  // namespace recompdiag::python
 
 PYBIND11_MODULE(_core, m) {
@@ -219,6 +240,9 @@ PYBIND11_MODULE(_core, m) {
   m.doc() = "recompdiag's C++ monitor for Python training loops (see recompdiag.Monitor)";
   m.attr("version") = recompdiag::kToolVersion;
   py::register_exception<recompdiag::InputError>(m, "InputError", PyExc_ValueError);
+  m.def("compare_json", &recompdiag::python::compare_json, py::arg("a"), py::arg("b"),
+        py::arg("threshold_pct"), py::arg("turns"), py::arg("fail_on"),
+        py::call_guard<py::gil_scoped_release>());
   py::class_<Run>(m, "Run")
       .def(py::init<py::object, py::object, const std::string&, const std::string&, const py::dict&,
                     const std::string&>(),

@@ -132,3 +132,31 @@ def test_mode_key_hook_needs_compiled_off(run_file):
 def test_unknown_dispatcher_hook_is_an_input_error(run_file):
     with pytest.raises(ValueError, match="dispatcher_hook: unknown hook 'profiler'"):
         recompdiag.Monitor(None, None, run_file, dispatcher_hook="profiler")
+
+
+def test_compare_is_the_command_lines_comparison(tmp_path):
+    """recompdiag.compare() runs the C++ comparison `recompdiag compare` and `ab` run
+    (compare_run_paths) and returns its JSON report; bad input is one ValueError naming it."""
+    paths = []
+    for name in ("a", "b"):
+        out = str(tmp_path / f"{name}.jsonl")
+        torch.manual_seed(0)
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        with recompdiag.Monitor(model, opt, out, mode=name, log_alerts=False) as m:
+            for step in range(40):
+                with m.step(step) as s:
+                    opt.zero_grad()
+                    loss = model(torch.ones(8, 4)).pow(2).mean()
+                    loss.backward()
+                    opt.step()
+                    s.loss = loss
+        paths.append(out)
+    report = recompdiag.compare(paths[0], paths[1], fail_on=["compiles"])
+    assert report["verdict"] in ("no_change", "inconclusive", "improvement", "regression")
+    assert [p["phase"] for p in report["phases"]] == [1]
+    assert report["options"]["fail_on"] == ["compiles"]
+    with pytest.raises(ValueError, match="unknown count 'sinks'"):
+        recompdiag.compare(paths[0], paths[1], fail_on=["sinks"])
+    with pytest.raises(ValueError, match="nope.jsonl"):
+        recompdiag.compare(str(tmp_path / "nope.jsonl"), paths[1])
