@@ -77,7 +77,9 @@ struct RunSpec {
 /// process before the fork. With a token, the child takes turns with the other run of its pair.
 pid_t start_child(const RunSpec& run, bool quiet, TurnToken* token,
                   const std::vector<int>& close_fds, detail::ForwardSignals& forward) {
-  const pid_t pid = detail::fork_process("the " + run.label + " run");
+  // A group of its own: a terminal's Ctrl-C reaches the parent alone, which forwards it once.
+  // Until the trainer exists a signal ends the child as usual: it has recorded no step yet.
+  const pid_t pid = detail::fork_into_group("the " + run.label + " run");
   if (pid > 0) {
     forward.add(pid);
     return pid;
@@ -85,11 +87,6 @@ pid_t start_child(const RunSpec& run, bool quiet, TurnToken* token,
   for (int fd : close_fds) ::close(fd);
   detail::pin_to_cpus(run.cpus);  // before LibTorch starts its threads: they inherit it
   ::signal(SIGPIPE, SIG_IGN);     // the other run may have finished: passing the token is moot
-  // A group of its own: a terminal's Ctrl-C reaches the parent alone, which forwards it once.
-  // Until the trainer exists a signal ends the child as usual: it has recorded no step yet.
-  ::setpgid(0, 0);
-  ::signal(SIGINT, SIG_DFL);
-  ::signal(SIGTERM, SIG_DFL);
   int code = 0;
   try {
     // Before the trainer exists: its monitor takes the channel as any trainer's would.

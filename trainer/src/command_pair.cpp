@@ -60,9 +60,8 @@ std::vector<std::string> command_environment(const TurnChannelSpec& turns) {
   return env;
 }
 
-/// Forks and execs `/bin/sh -c command` in a process group of its own, with the side's two
-/// channel ends inherited. Everything the child needs is prepared before the fork: between fork
-/// and exec it calls only async-signal-safe functions.
+/// Starts `/bin/sh -c command` in a process group of its own, with the side's two channel ends
+/// inherited (spawn_process).
 void start_side(Side& side, const std::string& command, const std::string& label,
                 const CommandPairOptions& options, ForwardSignals& forward) {
   TurnChannelSpec spec;
@@ -70,30 +69,17 @@ void start_side(Side& side, const std::string& command, const std::string& label
   spec.write_fd = side.done.write.get();
   spec.every_steps = options.every_steps;
   spec.timeout_ms = options.timeout_ms;
-  const std::vector<std::string> env = command_environment(spec);
-  std::vector<char*> envp;
-  for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-  std::string sh = "sh", dash_c = "-c", line = command;
-  char* argv[] = {sh.data(), dash_c.data(), line.data(), nullptr};
-  const CpuMask cpus = CpuMask::of(options.cpus);
-  const pid_t pid = fork_process("the " + label + " run");
-  if (pid == 0) {
-    pin_to_cpus(cpus);
-    // A group of its own: a terminal's Ctrl-C reaches ab alone, which forwards it to the group
-    // (the shell and what it started) once.
-    ::setpgid(0, 0);
-    ::signal(SIGINT, SIG_DFL);
-    ::signal(SIGTERM, SIG_DFL);
-    ::signal(SIGPIPE, SIG_DFL);
-    ::fcntl(spec.read_fd, F_SETFD, 0);  // these two, alone of the pipes, survive the exec
-    ::fcntl(spec.write_fd, F_SETFD, 0);
-    ::execve("/bin/sh", argv, envp.data());
-    const char msg[] = "recompdiag: error: cannot start a command: exec of /bin/sh failed\n";
-    (void)!::write(STDERR_FILENO, msg, sizeof msg - 1);
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);  // also here: no signal may reach the group before it exists
+  ChildProgram program;
+  program.path = "/bin/sh";
+  program.argv = {"sh", "-c", command};
+  program.env = command_environment(spec);
+  program.inherit = {spec.read_fd, spec.write_fd};  // these two, alone of the pipes
+  program.cpus = CpuMask::of(options.cpus);
+  program.default_sigpipe = true;
+  program.exec_failed_line = "recompdiag: error: cannot start a command: exec of /bin/sh failed\n";
+  // A group of its own: a terminal's Ctrl-C reaches ab alone, which forwards it to the group (the
+  // shell and what it started) once.
+  const pid_t pid = spawn_process(program, "the " + label + " run");
   side.pid = pid;
   forward.add(-pid);
   side.done.write.reset();  // the side's alone: its end of file is the parent's to see

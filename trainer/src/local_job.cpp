@@ -21,27 +21,17 @@ namespace recompdiag::trainer {
 
 namespace {
 
-/// Forks and execs one rank. Everything the child needs is prepared before the fork: between fork
-/// and exec it calls only async-signal-safe functions.
+/// Starts one rank: this executable again, in a process group of its own (spawn_process).
 pid_t start_rank(const std::vector<std::string>& env, const std::vector<std::string>& argv,
                  detail::ForwardSignals& forward) {
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  std::vector<char*> envp;
-  for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-  const pid_t pid = detail::fork_process("a rank");
-  if (pid == 0) {
-    // A group of its own: a terminal's Ctrl-C reaches the launcher alone, which forwards it once.
-    ::setpgid(0, 0);
-    ::signal(SIGINT, SIG_DFL);
-    ::signal(SIGTERM, SIG_DFL);
-    ::execve("/proc/self/exe", args.data(), envp.data());
-    const char msg[] = "recompdiag: error: cannot start a rank: exec of /proc/self/exe failed\n";
-    (void)!::write(STDERR_FILENO, msg, sizeof msg - 1);
-    ::_exit(1);
-  }
+  detail::ChildProgram program;
+  program.path = "/proc/self/exe";
+  program.argv = argv;
+  program.env = env;
+  program.exec_failed_code = 1;
+  program.exec_failed_line =
+      "recompdiag: error: cannot start a rank: exec of /proc/self/exe failed\n";
+  const pid_t pid = detail::spawn_process(program, "a rank");
   forward.add(pid);
   return pid;
 }

@@ -9,12 +9,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <sstream>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 
 #include "recompdiag/core/error.h"
 
@@ -80,6 +81,37 @@ pid_t fork_process(const std::string& what) {
   return pid;
 }
 
+pid_t fork_into_group(const std::string& what) {
+  const pid_t pid = fork_process(what);
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGTERM, SIG_DFL);
+    return 0;
+  }
+  ::setpgid(pid, pid);  // also here: no signal may reach the group before it exists
+  return pid;
+}
+
+pid_t spawn_process(const ChildProgram& program, const std::string& what) {
+  auto pointers = [](const std::vector<std::string>& strings) {
+    std::vector<char*> out;
+    for (const std::string& s : strings) out.push_back(const_cast<char*>(s.c_str()));
+    out.push_back(nullptr);
+    return out;
+  };
+  const std::vector<char*> argv = pointers(program.argv);
+  const std::vector<char*> envp = pointers(program.env);
+  const pid_t pid = fork_into_group(what);
+  if (pid != 0) return pid;
+  pin_to_cpus(program.cpus);
+  if (program.default_sigpipe) ::signal(SIGPIPE, SIG_DFL);
+  for (int fd : program.inherit) ::fcntl(fd, F_SETFD, 0);
+  ::execve(program.path.c_str(), argv.data(), envp.data());
+  (void)!::write(STDERR_FILENO, program.exec_failed_line.data(), program.exec_failed_line.size());
+  ::_exit(program.exec_failed_code);
+}
+
 int wait_process(pid_t pid) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0) {
@@ -118,10 +150,12 @@ std::vector<int> allowed_cpus() {
 std::vector<int> parse_cpus(const std::string& text, const std::string& flag) {
   if (text == "all") return {};
   const std::vector<int> allowed = allowed_cpus();
-  if (text == "auto") return allowed.empty() ? std::vector<int>{} : std::vector<int>{allowed.back()};
+  if (text == "auto")
+    return allowed.empty() ? std::vector<int>{} : std::vector<int>{allowed.back()};
   auto bad = [&](const std::string& why) {
-    return InputError(flag + " '" + text + "': " + why +
-                      " (auto: one CPU for both sides; all: no pinning; or a list like 0-3 or 1,3)");
+    return InputError(
+        flag + " '" + text + "': " + why +
+        " (auto: one CPU for both sides; all: no pinning; or a list like 0-3 or 1,3)");
   };
   auto number = [&](const std::string& part) {
     if (part.empty() || part.size() > 6 ||

@@ -91,6 +91,30 @@ struct CpuMask {
 /// Async-signal-safe; a refusal is ignored (the run then floats, as without pinning).
 void pin_to_cpus(const CpuMask& mask);
 
+/// fork_process() into a process group of the child's own: a terminal's Ctrl-C then reaches this
+/// process alone, which forwards it once (ForwardSignals). In the child SIGINT and SIGTERM are back
+/// at their default actions; the group is also made in the parent, so that no signal this process
+/// sends reaches it before it exists. Returns the pid in the parent and 0 in the child.
+pid_t fork_into_group(const std::string& what);
+
+/// What spawn_process() runs in a child: everything prepared before the fork, so that between
+/// fork and exec the child calls only async-signal-safe functions.
+struct ChildProgram {
+  std::string path;               ///< "/bin/sh", "/proc/self/exe"
+  std::vector<std::string> argv;  ///< argv[0] included
+  std::vector<std::string> env;   ///< the whole environment, NAME=VALUE
+  std::vector<int> inherit;       ///< descriptors that survive the exec (close-on-exec cleared)
+  CpuMask cpus;                   ///< pinned before the exec; empty: not pinned
+  bool default_sigpipe = false;   ///< SIGPIPE back at its default action (else as inherited)
+  int exec_failed_code = 127;     ///< the child's exit code when the exec fails
+  /// Written to stderr when the exec fails: "recompdiag: error: cannot start a rank: ...".
+  std::string exec_failed_line;
+};
+
+/// fork_into_group() (`what` names the child in a fork failure), then exec of `program` in the
+/// child. Returns the child's pid; throws IoError when the fork fails.
+pid_t spawn_process(const ChildProgram& program, const std::string& what);
+
 /// This process's arguments, from /proc/self/cmdline (empty when it cannot be read).
 std::vector<std::string> own_command_line();
 
