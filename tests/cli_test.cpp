@@ -63,6 +63,8 @@ TEST_CASE("bad input: exit 2, one clear error line, no file left behind") {
       {"--optimizer-handoff copy", "unknown optimizer handoff 'copy'"},
       {"--device cuda", "--device cuda: CUDA is not available"},
       {"--device tpu", "--device: unknown device 'tpu'"},
+      {"--device cuda:x", "--device: unknown device 'cuda:x'"},
+      {"--device cuda:99999999999999", "--device: unknown device"},
       {"--seed -1", "--seed"},
       {"--seq-len 100000000", "this config needs ~"},
       {"--batch-size 200000 --seq-len 2000", "this config needs ~"},

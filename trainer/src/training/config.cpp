@@ -128,13 +128,18 @@ void TrainConfig::validate() const {
     throw InputError("--plateau-patience and --plateau-cooldown must be >= 0");
   if (plateau.min_lr < 0 || plateau.min_delta < 0)
     throw InputError("--plateau-min-lr and --plateau-min-delta must be >= 0");
+  check_device_name(device);
+}
+
+void check_device_name(const std::string& device) {
   bool device_ok = device == "auto" || device == "cpu" || device == "cuda";
-  if (!device_ok && device.rfind("cuda:", 0) == 0 && device.size() > 5) {
+  if (!device_ok && device.rfind("cuda:", 0) == 0 && device.size() > 5 && device.size() < 12) {
     device_ok = device.find_first_not_of("0123456789", 5) == std::string::npos;
   }
-  if (!device_ok)
+  if (!device_ok) {
     throw InputError("--device: unknown device '" + device +
                      "' (expected auto, cpu, cuda or cuda:N)");
+  }
 }
 
 nlohmann::json TrainConfig::to_json() const {

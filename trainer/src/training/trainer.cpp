@@ -39,6 +39,7 @@ std::string parameters_digest(const std::vector<float>& values) {
 }  // namespace
 
 std::string resolve_device(const std::string& requested) {
+  check_device_name(requested);  // the syntax first: N is read below
   const bool cuda = torch::cuda::is_available();
   if (requested == "cpu") return "cpu";
   if (requested == "auto") return cuda ? "cuda:0" : "cpu";
@@ -153,7 +154,7 @@ TwoPhaseTrainer::TwoPhaseTrainer(TrainConfig config) : impl_(std::make_unique<Im
     options.dispatcher_hook = probes::parse_dispatch_hook(c.dispatch_hook, "--dispatch-hook");
     options.comm = m.group != nullptr;
     options.take_turns = !m.group || m.group->rank() == 0;  // a job takes its turns as one
-    options.step_turns = !m.group;                         // ... at epoch boundaries
+    options.step_turns = !m.group;                          // ... at epoch boundaries
     m.monitor = std::make_unique<probes::Monitor>(*m.model, *m.adam, options);
     m.monitor->set_requested_lr(c.phases.front().lr);
   }

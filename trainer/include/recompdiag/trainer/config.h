@@ -89,6 +89,10 @@ struct TrainConfig {
   int64_t total_steps() const;
 };
 
+/// Throws InputError unless `device` is auto, cpu, cuda or cuda:N: TrainConfig::validate's rule,
+/// which resolve_device() applies before it reads N.
+void check_device_name(const std::string& device);
+
 /// Throws InputError when a batch of `batch_size` cannot give each of `world_size` ranks a shard.
 void check_batch_shards(int batch_size, int world_size);
 
