@@ -294,7 +294,7 @@ TEST_CASE("ab --a-cmd/--b-cmd: bad input is one line and exit 2, before anything
       {"--a-cmd 'true' --b-cmd 'true {out}'", "the a side's command lacks {out}"},
       {"--a-cmd 'true {out}'", "needs both --a-cmd and --b-cmd"},
       {"--a-cmd 'true {out}' --b-cmd 'true {out}' --epochs 3,2",
-       "--epochs configures the built-in"},
+       "--epochs is not a flag of ab with two commands (a built-in run's flag configures"},
       {"--a-cmd 'true {out}' --b-cmd 'true {out}' --a-name x --b-name x", "both named 'x'"},
       {"--a-cmd 'true {out}' --b-cmd 'true {out}' --turn-timeout 0", "--turn-timeout must be > 0"},
       {"--a-name x", "--a-name applies to --a-cmd/--b-cmd runs"},

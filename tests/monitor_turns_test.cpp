@@ -158,10 +158,14 @@ TEST_CASE("run recorder: header with the turns, steps with phases, events and su
   options.optimizer = "Adam";
   options.config = {{"hidden", 2}};
   options.monitor = light_options();
+  options.monitor.health.warmup_steps = 0;
   {
     probes::RunRecorder recorder(*model, adam, options);
     for (int64_t step = 0; step < 6; ++step) {
-      if (step == 4) recorder.start_phase(2, "lr 1e-3 -> 1e-4");
+      if (step == 4) {
+        recorder.start_phase(2, "lr 1e-3 -> 1e-4");
+        recorder.monitor().set_requested_lr(1e-4);  // not set in place: lr_not_in_effect fires
+      }
       recorder.begin_step();  // the peer never answers: the first wait times out, then no turns
       adam.zero_grad();
       const torch::Tensor loss = model(x).pow(2).mean();
@@ -189,11 +193,25 @@ TEST_CASE("run recorder: header with the turns, steps with phases, events and su
   bool phase_event = false;
   for (const EventRecord& e : run.events) phase_event |= e.kind == EventKind::kPhaseStart;
   CHECK(phase_event);
+  // The alerts of phase 2 are phase 2's: the recorder sets the phase before the health rules run.
+  int64_t phase_2_alerts = 0;
+  for (const EventRecord& e : run.events) {
+    if (e.kind != EventKind::kAlert) continue;
+    CHECK(e.phase == 2);
+    ++phase_2_alerts;
+  }
+  CHECK(phase_2_alerts >= 1);  // lr_not_in_effect, from step 4
   REQUIRE(run.summary.has_value());
   CHECK(run.summary->steps == 6);
+  CHECK(run.summary->alerts == phase_2_alerts);
   CHECK(run.summary->status == "completed");
-  // No run file named: one error, before anything is written.
+  // No run file named, or a bad Monitor option: one error, before anything is written (the
+  // earlier run's file stays whole).
   probes::RunRecorderOptions none = options;
   none.out.clear();
   CHECK_THROWS_AS(probes::RunRecorder(*model, adam, none), InputError);
+  probes::RunRecorderOptions bad = options;
+  bad.monitor.expected_device = "gpu:x";
+  CHECK_THROWS_AS(probes::RunRecorder(*model, adam, bad), InputError);
+  CHECK(read_run_file(options.out).steps.size() == 6);
 }

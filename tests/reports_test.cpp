@@ -78,7 +78,7 @@ TEST_CASE("the Markdown report leads with the verdict and tabulates each phase")
   CHECK(md.rfind("### recompdiag: **regression** · gate: fail (exit 1)\n", 0) == 0);
   // One line per question, each with its own verdict word.
   CHECK(contains(md, "| Question | Verdict | What it rests on |"));
-  CHECK(contains(md, "| Step time (steady state) | **regression** | phase 1 B/A "));
+  CHECK(contains(md, "| Step time (steady state, and all steps) | **regression** | phase 1 B/A "));
   CHECK(
       contains(md, "| Counted events (compiles, cache misses, syncs, copies) | **same counts** |"));
   CHECK(contains(md, "| Training quality (does not gate) | **"));

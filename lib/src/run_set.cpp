@@ -120,8 +120,11 @@ Comparison compare_run_paths(const std::vector<std::string>& a, const std::vecto
 }
 
 RunFile first_run(const std::vector<std::string>& paths) {
+  if (paths.empty()) throw InputError("no run files");
+  RunFile first = read_run_file(paths.front());
+  if (!is_rank_header(first.header)) return first;  // a plain run: its file alone
+  // A rank file: the job its rank files make, found among all of them.
   std::vector<RunSet> sets = group_rank_files(read_run_set(paths));
-  if (sets.empty()) throw InputError("no run files");
   return std::move(sets.front().run);
 }
 

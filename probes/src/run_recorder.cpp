@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <exception>
 
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/version.h"
@@ -32,10 +33,11 @@ std::string host_name() {
   return buf;
 }
 
-// The options with the recorder's run file as the Monitor's event sink; checked first, so that a
-// bad option leaves no file behind.
+// The options, checked before the run file is opened: a bad option leaves no file behind (and an
+// earlier run's file whole).
 RunRecorderOptions checked(RunRecorderOptions options) {
   if (options.out.empty()) throw InputError("RunRecorderOptions::out: no run file given");
+  options.monitor.validate();
   return options;
 }
 
@@ -72,7 +74,8 @@ RunRecorder::RunRecorder(torch::nn::Module& model, torch::optim::Optimizer& opti
 
 RunRecorder::~RunRecorder() {
   try {
-    close();
+    // Destroyed while an exception unwinds the training loop: the run did not finish.
+    close(std::uncaught_exceptions() > 0 ? "failed" : "completed");
   } catch (...) {
     // A destructor must not throw; every step is already on disk.
   }
@@ -95,14 +98,18 @@ const StepRecord& RunRecorder::end_step(double loss) {
 }
 
 const StepRecord& RunRecorder::end_step(StepRecord record) {
-  monitor_->end_step(record);
+  // Before the Monitor: its health rules tag each alert with the step's phase.
   record.phase = phase_;
   record.epoch = epoch_;
   record.step_in_phase = step_in_phase_++;
+  monitor_->end_step(record);
   if (record.lr == 0.0 && record.optimizer) record.lr = record.optimizer->lr_effective;
   file_.on_step(record);
   elapsed_s_ += record.wall_ms / 1000.0;
   ++steps_;
+  if (record.jit) compiles_ += record.jit->compiles;
+  if (record.compiled) compiles_ += record.compiled->compiles;
+  alerts_ += static_cast<int64_t>(record.alerts.size());
   last_ = std::move(record);
   return last_;
 }
@@ -123,6 +130,8 @@ void RunRecorder::close(const std::string& status) {
   RunSummary s;
   s.steps = steps_;
   s.elapsed_s = elapsed_s_;
+  s.compiles = compiles_;
+  s.alerts = alerts_;
   s.status = status;
   s.final_loss = last_.loss;
   s.final_head_losses = last_.head_losses;

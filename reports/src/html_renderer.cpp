@@ -159,7 +159,10 @@ void page_head(const Comparison& c, std::ostream& out) {
   out << "<h2>The verdict in one sentence</h2>\n<p>" << html_escape(c.summary) << "</p>\n";
   if (!c.story.empty()) {
     out << "<ul>\n";
-    for (const std::string& line : c.story) out << "<li>" << html_escape(line) << "</li>\n";
+    for (const std::string& line : c.story) {
+      // The switch lines are the finding, on the first screen already.
+      if (line.rfind("Switch to phase ", 0) != 0) out << "<li>" << html_escape(line) << "</li>\n";
+    }
     out << "</ul>\n";
   }
 }

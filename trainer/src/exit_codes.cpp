@@ -56,8 +56,9 @@ int exit_code_of_wait_status(int status) {
 }
 
 int side_failed_exit_code(int code) {
-  if (code == kExitBadInput || code == 128 + SIGINT || code == 128 + SIGTERM) return code;
-  return kExitSideFailed;
+  // A stop asked of ab itself ends it as Interrupted before any side's code is judged: a side
+  // ended by SIGINT or SIGTERM here was stopped by someone else, a failed run like any other.
+  return code == kExitBadInput ? code : kExitSideFailed;
 }
 
 }  // namespace recompdiag::trainer

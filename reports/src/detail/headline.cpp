@@ -18,7 +18,7 @@ std::string interval(const stats::RatioTest& t) {
 // Step time: the steady test and the whole-phase test of each phase, as judge_phases reads them.
 Question step_time(const Comparison& c) {
   const CompareOptions& o = c.options;
-  Question q{"Step time (steady state)", "", "", "", "term-steady-state"};
+  Question q{"Step time (steady state, and all steps)", "", "", "", "term-steady-state"};
   bool slower = false, faster = false, all_equivalent = !c.phases.empty();
   std::string evidence;
   for (const PhaseComparison& p : c.phases) {
@@ -66,7 +66,8 @@ Question counted_events(const Comparison& c) {
     open |=
         cost.verdict == Verdict::kNoChange && cost.p >= c.options.alpha && !cost.measured_bounds;
     const bool more = cost.difference_s >= 0.0;
-    // The compilers' clocks are the figure where they bound the difference (counted_cost.cpp).
+    // The compilers' clocks are the figure where they bound the difference: counted_cost.cpp then
+    // sets the difference to the very value of measured_s (std::max), so == is exact.
     const bool bound = cost.measured_bounds && cost.difference_s == cost.measured_s;
     evidence += std::string(evidence.empty() ? "" : "; ") + "phase " + std::to_string(cost.phase) +
                 ": B's " + cost.causes + (more ? " cost " : " saved ") +
@@ -142,7 +143,7 @@ Headline headline(const Comparison& c) {
   }
   const int code = exit_code_for(c.verdict);
   h.gate = code == 0 ? "gate: pass (exit 0" : "gate: fail (exit " + std::to_string(code);
-  h.gate += c.verdict == Verdict::kInconclusive ? "; --strict-inconclusive fails it)" : ")";
+  h.gate += c.verdict == Verdict::kInconclusive ? " unless --strict-inconclusive)" : ")";
 
   for (const std::string& line : c.story) {
     if (line.rfind("Switch to phase ", 0) == 0) h.finding.push_back(line);

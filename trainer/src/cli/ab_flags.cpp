@@ -85,7 +85,8 @@ int run_ab_commands_form(const AbFlags& f, CLI::App& cmd) {
   for (const CLI::Option* option : cmd.get_options()) {
     if (option->count() > 0 && !applies_to_commands(option->get_name())) {
       throw InputError("ab --a-cmd/--b-cmd: " + option->get_name() +
-                       " configures the built-in runs; pass it in the commands instead");
+                       " is not a flag of ab with two commands (a built-in run's flag configures "
+                       "the built-in runs; pass it in the commands instead)");
     }
   }
   if (cmd.count("--a-cmd") == 0 || cmd.count("--b-cmd") == 0) {

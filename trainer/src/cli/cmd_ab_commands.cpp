@@ -20,8 +20,10 @@ void add_ab_commands_command(CLI::App& app, CommandContext& ctx) {
   cmd->allow_extras();  // a built-in run's flag gets its own line, as in recompdiag-trainer
   cmd->callback([flags, cmd, &ctx] {
     if (!cmd->remaining().empty()) {
+      // Not one of this form's flags: a built-in run's (recompdiag-trainer knows them), or a typo.
       throw InputError("ab --a-cmd/--b-cmd: " + cmd->remaining().front() +
-                       " configures the built-in runs; pass it in the commands instead");
+                       " is not a flag of ab with two commands (a built-in run's flag configures "
+                       "the built-in runs; pass it in the commands instead)");
     }
     ctx.exit_code = run_ab_guarded([&] { return run_ab_commands_form(*flags, *cmd); });
   });

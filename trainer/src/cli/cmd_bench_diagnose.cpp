@@ -48,9 +48,9 @@ void print_table(const DiagnoseBenchResult& r, int seeds, int quality_seeds) {
     std::printf("%-16s %-7s %-22s %-9.3f %-13s %-8s %s | %s\n", f.name.c_str(),
                 f.correct ? "yes" : "NO", f.expected.c_str(), f.time_ratio,
                 to_string(f.time_verdict),
-                f.convergence.verdict == ConvergenceVerdict::kRegression            ? "regress"
+                f.convergence.verdict == ConvergenceVerdict::kRegression           ? "regress"
                 : f.convergence.verdict == ConvergenceVerdict::kUntestedDifference ? "worse?"
-                                                                                    : "same",
+                                                                                   : "same",
                 f.top_cause.empty() ? "(none)" : f.top_cause.c_str(), alerts_text(f).c_str());
     if (!f.correct) std::printf("%-16s why: %s\n", "", f.why.c_str());
     std::printf("%-16s time: %s\n", "", f.time_summary.c_str());

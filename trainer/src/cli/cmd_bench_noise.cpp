@@ -4,10 +4,10 @@
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "recompdiag/core/run_set.h"
 #include "cli/train_flags.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/noise_profile.h"
+#include "recompdiag/core/run_set.h"
 #include "recompdiag/core/step_columns.h"
 #include "recompdiag/trainer/noise_bench.h"
 

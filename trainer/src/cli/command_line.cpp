@@ -42,8 +42,9 @@ CLI::Validator writable_file(bool dash_is_stdout) {
 }
 
 void add_bench_json_flag(CLI::App& bench, std::string& where) {
-  bench.add_option("--json", where,
-                   "Write the result to FILE as JSON (- : to stdout, instead of the text)")
+  bench
+      .add_option("--json", where,
+                  "Write the result to FILE as JSON (- : to stdout, instead of the text)")
       ->check(writable_file(true));
 }
 

@@ -26,7 +26,7 @@ constexpr const char* kTrainerName = "recompdiag-trainer";
 
 // Whether the command line names a command that runs here: one that only reads run files, or
 // `ab` with the user's commands (whose children load what they need themselves).
-bool reads_run_files_only(int argc, char** argv) {
+bool runs_here(int argc, char** argv) {
   if (argc < 2) return false;
   const std::string first = argv[1];
   if (first == "ab") {
@@ -45,8 +45,7 @@ bool reads_run_files_only(int argc, char** argv) {
 bool needs_trainer(int argc, char** argv) {
   if (argc < 2) return false;
   const std::string first = argv[1];
-  return first == "train" || first == "ab" ||
-         (first == "bench" && !reads_run_files_only(argc, argv));
+  return first == "train" || first == "ab" || (first == "bench" && !runs_here(argc, argv));
 }
 
 // The command named: "train", "bench overhead".
@@ -75,7 +74,7 @@ int main(int argc, char** argv) {
   using namespace recompdiag::trainer::cli;
   // As in recompdiag-trainer: past a file-size limit a write fails with one clear line.
   std::signal(SIGXFSZ, SIG_IGN);
-  if (!reads_run_files_only(argc, argv)) {
+  if (!runs_here(argc, argv)) {
     const std::vector<fs::path> candidates = trainer_candidates();
     for (const fs::path& trainer : candidates) {
       if (::access(trainer.c_str(), X_OK) != 0) continue;
@@ -85,12 +84,13 @@ int main(int argc, char** argv) {
       return kExitRunFailed;
     }
     if (needs_trainer(argc, argv)) {
-      std::cerr << "recompdiag: error: `" << command_name(argc, argv) << "` needs LibTorch, and "
-                << kTrainerName << " is not installed ("
-                << (candidates.empty()
-                        ? std::string("cannot read /proc/self/exe")
-                        : "looked for " + candidates[0].string() + " and " + candidates[1].string())
-                << "); `compare`, `bench compare` and `ab --a-cmd ... --b-cmd ...` run without it\n";
+      std::cerr
+          << "recompdiag: error: `" << command_name(argc, argv) << "` needs LibTorch, and "
+          << kTrainerName << " is not installed ("
+          << (candidates.empty()
+                  ? std::string("cannot read /proc/self/exe")
+                  : "looked for " + candidates[0].string() + " and " + candidates[1].string())
+          << "); `compare`, `bench compare` and `ab --a-cmd ... --b-cmd ...` run without it\n";
       return kExitBadInput;
     }
   }
@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
   describe_app(app);
   CommandContext ctx;
   add_compare_command(app, ctx);
-  if (reads_run_files_only(argc, argv)) add_ab_commands_command(app, ctx);
+  if (runs_here(argc, argv)) add_ab_commands_command(app, ctx);
   CLI::App* bench = add_bench_group(app);
   add_bench_compare_command(*bench, ctx);
   return run_command_line(app, ctx, argc, argv);

@@ -208,8 +208,6 @@ int run_interleaved_pair(RunSpec a, RunSpec b, bool b_first, int64_t every_steps
 
 }  // namespace
 
-namespace detail {}  // namespace detail
-
 const char* to_string(AbSchedule schedule) {
   switch (schedule) {
     case AbSchedule::kInterleaved:

@@ -23,8 +23,8 @@ namespace recompdiag {
 std::vector<std::string> expand_run_paths(const std::vector<std::string>& specs,
                                           const std::string& flag);
 
-/// Reads every file, several at once (one per core, at least two); throws the InputError of the first file (in order) that
-/// cannot be read, which names it.
+/// Reads every file, several at once (one per core, at least two); throws the InputError of the
+/// first file (in order) that cannot be read, which names it.
 std::vector<RunFile> read_run_set(const std::vector<std::string>& paths);
 
 /// The same into columns (read_columnar_run()): a few bytes per step instead of a record.

@@ -60,7 +60,8 @@ class RunRecorder {
   /// constructor does.
   RunRecorder(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
               RunRecorderOptions options);
-  /// Writes the summary (status "completed") unless close() did. Never throws.
+  /// Writes the summary unless close() did: status "completed", or "failed" when an exception
+  /// unwinds the loop past the recorder. Never throws.
   ~RunRecorder();
   RunRecorder(const RunRecorder&) = delete;
   RunRecorder& operator=(const RunRecorder&) = delete;
@@ -97,6 +98,8 @@ class RunRecorder {
   int epoch_ = 0;
   int64_t step_in_phase_ = 0;
   int64_t steps_ = 0;
+  int64_t compiles_ = 0;  // every compiler's, for the summary
+  int64_t alerts_ = 0;
   double elapsed_s_ = 0.0;
   bool closed_ = false;
 };

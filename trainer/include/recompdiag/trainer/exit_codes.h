@@ -26,8 +26,9 @@ inline constexpr int kExitRunFailed = 1;
 inline constexpr int kExitBadInput = 2;
 /// Exit code: an internal error, i.e. a bug of ours (an unexpected exception, a crashed child).
 inline constexpr int kExitInternal = 3;
-/// Exit code of `ab`: a side's run failed (killed, crashed, or exited with an error other than
-/// bad input), so there is no verdict; apart from 1, a regression.
+/// Exit code of `ab`: no verdict, because a side's run failed (killed, crashed, or exited with an
+/// error other than bad input) or the pair could not be run or recorded; apart from 1, a
+/// regression.
 inline constexpr int kExitSideFailed = 4;
 
 /// A command ended early because of a signal; main() prints what() and exits exit_code().
@@ -58,8 +59,8 @@ int report_error(const std::exception_ptr& error, std::ostream& err,
 int exit_code_of_wait_status(int status);
 
 /// The exit code of `ab` when a side's run ended with `code` (not 0): 2 for bad input (the flags
-/// or the command line were wrong), 128 + the signal for a stop that was asked for (SIGINT,
-/// SIGTERM), else kExitSideFailed, so that a failed run never reads as a verdict.
+/// or the command line were wrong), else kExitSideFailed, so that a failed run never reads as a
+/// verdict. (A stop asked of `ab` itself ends it with 128 + the signal before this is asked.)
 int side_failed_exit_code(int code);
 
 }  // namespace recompdiag::trainer
