@@ -171,6 +171,9 @@ TEST_CASE("counts are compared exactly: compiles at the switch are a finding, an
   CHECK(c.verdict == Verdict::kRegression);
   CHECK(exit_code_for(c, false) == 1);
   CHECK(contains(c.summary, "2 more JIT compiles in phase 2 (0 -> 2) (--fail-on compiles)"));
+  // Each question apart: the counts fail the gate, the step time does not.
+  CHECK(c.counts_verdict == Verdict::kRegression);
+  CHECK(c.step_time_verdict != Verdict::kRegression);
   // `compiles` is every compiler's: the JIT's part fails it, and the report lists that part.
   for (const CountChange& cc : c.count_changes) CHECK(cc.count != "compiles");
   // The part by its own name fails alike; another compiler's part does not.

@@ -71,6 +71,37 @@ int64_t phase_steady_min(const detail::SideRuns& side) {
   return fewest;
 }
 
+// The verdict of each question apart: step time, and the counted events.
+void judge_questions(Comparison& c) {
+  const CompareOptions& o = c.options;
+  bool slower = false, faster = false, all_equivalent = !c.phases.empty();
+  for (const PhaseComparison& p : c.phases) {
+    const bool steady = p.p_holm < o.alpha;
+    const bool whole = p.whole_p_holm < o.alpha;
+    slower |= (steady && p.test.ratio > 1.0 + o.threshold) ||
+              (whole && p.whole_test.ratio > 1.0 + o.threshold);
+    faster |= (steady && p.test.ratio < 1.0 - o.threshold) ||
+              (whole && p.whole_test.ratio < 1.0 - o.threshold);
+    all_equivalent &= p.tost_p_holm < o.alpha;
+  }
+  c.step_time_verdict = slower           ? Verdict::kRegression
+                        : faster         ? Verdict::kImprovement
+                        : all_equivalent ? Verdict::kNoChange
+                                         : Verdict::kInconclusive;
+  bool regresses = false, improves = false, open = false;
+  for (const CountChange& cc : c.count_changes) regresses |= cc.fails;
+  for (const CountedCost& cost : c.counted_costs) {
+    if (cost.counts.empty()) continue;
+    regresses |= cost.verdict == Verdict::kRegression;
+    improves |= cost.verdict == Verdict::kImprovement;
+    open |= cost.verdict == Verdict::kNoChange && cost.p >= o.alpha && !cost.measured_bounds;
+  }
+  c.counts_verdict = regresses  ? Verdict::kRegression
+                     : improves ? Verdict::kImprovement
+                     : open     ? Verdict::kInconclusive
+                                : Verdict::kNoChange;
+}
+
 // The verdict of the whole comparison and its sentence.
 void summarize(Comparison& c) {
   const CompareOptions& o = c.options;
@@ -338,8 +369,8 @@ void gather_run_warnings(const detail::SideRuns& sa, const detail::SideRuns& sb,
   const int64_t every_b = sb.files[0]->header.turn_every_steps;
   if (c.options.turns && every_a != every_b) {
     auto grain = [](int64_t every) {
-      return every == 0 ? std::string("epoch boundaries") : "every " + std::to_string(every) +
-                                                                (every == 1 ? " step" : " steps");
+      return every == 0 ? std::string("epoch boundaries")
+                        : "every " + std::to_string(every) + (every == 1 ? " step" : " steps");
     };
     c.warnings.push_back("the runs took their turns at different grains (A at " + grain(every_a) +
                          ", B at " + grain(every_b) +
@@ -377,6 +408,7 @@ Comparison compare_sets(const std::vector<const ColumnarRun*>& a,
   gather_run_warnings(sa, sb, c);
 
   c.convergence = compare_convergence(a, b);
+  judge_questions(c);
   summarize(c);
   detail::tell_story(c);
   c.time_summary = c.summary;

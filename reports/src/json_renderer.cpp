@@ -324,6 +324,8 @@ json report_json(const Comparison& c) {
           {"tool_version", kToolVersion},
           {"build", kBuildInfo},
           {"verdict", to_string(c.verdict)},
+          {"step_time_verdict", to_string(c.step_time_verdict)},
+          {"counts_verdict", to_string(c.counts_verdict)},
           {"summary", c.summary},
           {"story", c.story},
           {"options",

@@ -15,34 +15,31 @@ std::string interval(const stats::RatioTest& t) {
   return " (" + ratio(t.low) + "\u2013" + ratio(t.high) + ")";
 }
 
-// Step time: the steady test and the whole-phase test of each phase, as judge_phases reads them.
+// Step time: each phase's ratio and interval, under the comparison's step-time verdict.
 Question step_time(const Comparison& c) {
-  const CompareOptions& o = c.options;
   Question q{"Step time (steady state, and all steps)", "", "", "", "term-steady-state"};
-  bool slower = false, faster = false, all_equivalent = !c.phases.empty();
   std::string evidence;
   for (const PhaseComparison& p : c.phases) {
-    const bool significant = p.p_holm < o.alpha;
-    const bool whole = p.whole_p_holm < o.alpha;
-    slower |= (significant && p.test.ratio > 1.0 + o.threshold) ||
-              (whole && p.whole_test.ratio > 1.0 + o.threshold);
-    faster |= (significant && p.test.ratio < 1.0 - o.threshold) ||
-              (whole && p.whole_test.ratio < 1.0 - o.threshold);
-    all_equivalent &= p.tost_p_holm < o.alpha;
     evidence += std::string(evidence.empty() ? "" : "; ") + "phase " + std::to_string(p.phase) +
                 " B/A " + ratio(p.test.ratio) + interval(p.test);
     if (p.whole_decides) evidence += ", all steps " + ratio(p.whole_test.ratio);
   }
-  if (slower) {
-    q.verdict = "regression";
-  } else if (faster) {
-    q.verdict = "improvement";
-  } else if (all_equivalent) {
-    q.verdict = "no change";
-    evidence += "; each proven within " + percent(o.threshold);
-  } else {
-    q.verdict = "not settled";
-    evidence += "; neither a change beyond " + percent(o.threshold) + " nor its absence shown";
+  const std::string threshold = percent(c.options.threshold);
+  switch (c.step_time_verdict) {
+    case Verdict::kRegression:
+      q.verdict = "regression";
+      break;
+    case Verdict::kImprovement:
+      q.verdict = "improvement";
+      break;
+    case Verdict::kNoChange:
+      q.verdict = "no change";
+      evidence += "; each proven within " + threshold;
+      break;
+    case Verdict::kInconclusive:
+      q.verdict = "not settled";
+      evidence += "; neither a change beyond " + threshold + " nor its absence shown";
+      break;
   }
   q.evidence = evidence;
   return q;
@@ -57,14 +54,9 @@ Question counted_events(const Comparison& c) {
     if (cc.fails)
       failed += (failed.empty() ? "" : ", ") + cc.change + " (--fail-on " + cc.failed_by + ")";
   }
-  bool regresses = !failed.empty(), improves = false, open = false;
   std::string evidence;
   for (const CountedCost& cost : c.counted_costs) {
     if (cost.counts.empty()) continue;
-    regresses |= cost.verdict == Verdict::kRegression;
-    improves |= cost.verdict == Verdict::kImprovement;
-    open |=
-        cost.verdict == Verdict::kNoChange && cost.p >= c.options.alpha && !cost.measured_bounds;
     const bool more = cost.difference_s >= 0.0;
     // The compilers' clocks are the figure where they bound the difference: counted_cost.cpp then
     // sets the difference to the very value of measured_s (std::max), so == is exact.
@@ -79,15 +71,22 @@ Question counted_events(const Comparison& c) {
   if (c.count_changes.empty()) {
     q.verdict = "same counts";
     evidence = "no compile, cache miss, sync or copy count differs";
-  } else if (regresses) {
-    q.verdict = "regression";
-  } else if (improves) {
-    q.verdict = "improvement";
-  } else if (open) {
-    q.verdict = "not told from noise";
   } else {
-    q.verdict = "no change";
-    if (!evidence.empty()) evidence += "; within " + percent(c.options.threshold);
+    switch (c.counts_verdict) {
+      case Verdict::kRegression:
+        q.verdict = "regression";
+        break;
+      case Verdict::kImprovement:
+        q.verdict = "improvement";
+        break;
+      case Verdict::kInconclusive:
+        q.verdict = "not told from noise";
+        break;
+      case Verdict::kNoChange:
+        q.verdict = "no change";
+        if (!evidence.empty()) evidence += "; within " + percent(c.options.threshold);
+        break;
+    }
   }
   if (evidence.empty()) {
     // Counts differ that cost nothing measurable on their own (alerts, per-step counts).

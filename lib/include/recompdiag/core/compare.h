@@ -300,6 +300,14 @@ struct Comparison {
   std::vector<SwitchComparison> switches;
   std::vector<ConfigDifference> config_differences;
   Verdict verdict = Verdict::kNoChange;
+  /// Step time alone, over the phases' steady and whole-phase tests: kRegression (kImprovement)
+  /// when a phase is slower (faster) beyond the threshold with significance, kNoChange when every
+  /// phase's steady median is proven within it, else kInconclusive.
+  Verdict step_time_verdict = Verdict::kNoChange;
+  /// The counted events alone: kRegression when a --fail-on count grew or a counted cost regressed,
+  /// kImprovement when a counted cost improved, kInconclusive when a cost is not told from noise,
+  /// else kNoChange (also when no count differs).
+  Verdict counts_verdict = Verdict::kNoChange;
   /// What the runs learned (pairs A_i, B_i): part of the summary when B's training regressed.
   ConvergenceComparison convergence;
   std::string summary;  ///< The verdict in one sentence.
