@@ -52,7 +52,9 @@ def test_the_docs_loop_is_gated_by_the_docs_command(tmp_path):
     out_dir = tmp_path / "gate"
     run[run.index("--out-dir") + 1] = str(out_dir)
     env = dict(os.environ)
-    for attempt in range(2):  # one binary against itself: a false timing regression is rare
+    # One script against itself: a false timing regression is rare, rarer twice, though a test
+    # run beside other ab pairs on the same CPU (ctest -j2) is noisier than a CI gate.
+    for attempt in range(3):
         p = subprocess.run(run + ["--quiet"], capture_output=True, text=True,
                            env=env)
         if p.returncode == 0:
