@@ -40,7 +40,9 @@ def test_recompile_mode_recompiles_at_the_switch_and_mutable_never(tmp_path):
     assert "compile_after_warmup" in a["step"][switch].get("alerts", [])
     assert not compile_events(b)
     assert [s["step"] for s in b["step"] if s["compiled"]["compiles"]] == [0]
-    assert not any(s.get("alerts") for s in b["step"])
+    # No alert of a rule about compiles, caches, syncs or state: slow_step follows the machine's
+    # load (it fired here under ctest -j2 beside the CLI tests), not the code.
+    assert not any(a != "slow_step" for s in b["step"] for a in s.get("alerts", []))
 
 
 def test_lr_storm_reaches_the_recompile_limit_and_falls_back(tmp_path):
