@@ -15,6 +15,21 @@ std::string interval(const stats::RatioTest& t) {
   return " (" + ratio(t.low) + "\u2013" + ratio(t.high) + ")";
 }
 
+// A question's verdict in words; `open` is what an inconclusive one says for that question.
+const char* verdict_word(Verdict v, const char* open) {
+  switch (v) {
+    case Verdict::kRegression:
+      return "regression";
+    case Verdict::kImprovement:
+      return "improvement";
+    case Verdict::kNoChange:
+      return "no change";
+    case Verdict::kInconclusive:
+      break;
+  }
+  return open;
+}
+
 // Step time: each phase's ratio and interval, under the comparison's step-time verdict.
 Question step_time(const Comparison& c) {
   Question q{"Step time (steady state, and all steps)", "", "", "", "term-steady-state"};
@@ -25,21 +40,10 @@ Question step_time(const Comparison& c) {
     if (p.whole_decides) evidence += ", all steps " + ratio(p.whole_test.ratio);
   }
   const std::string threshold = percent(c.options.threshold);
-  switch (c.step_time_verdict) {
-    case Verdict::kRegression:
-      q.verdict = "regression";
-      break;
-    case Verdict::kImprovement:
-      q.verdict = "improvement";
-      break;
-    case Verdict::kNoChange:
-      q.verdict = "no change";
-      evidence += "; each proven within " + threshold;
-      break;
-    case Verdict::kInconclusive:
-      q.verdict = "not settled";
-      evidence += "; neither a change beyond " + threshold + " nor its absence shown";
-      break;
+  q.verdict = verdict_word(c.step_time_verdict, "not settled");
+  if (c.step_time_verdict == Verdict::kNoChange) evidence += "; each proven within " + threshold;
+  if (c.step_time_verdict == Verdict::kInconclusive) {
+    evidence += "; neither a change beyond " + threshold + " nor its absence shown";
   }
   q.evidence = evidence;
   return q;
@@ -72,20 +76,9 @@ Question counted_events(const Comparison& c) {
     q.verdict = "same counts";
     evidence = "no compile, cache miss, sync or copy count differs";
   } else {
-    switch (c.counts_verdict) {
-      case Verdict::kRegression:
-        q.verdict = "regression";
-        break;
-      case Verdict::kImprovement:
-        q.verdict = "improvement";
-        break;
-      case Verdict::kInconclusive:
-        q.verdict = "not told from noise";
-        break;
-      case Verdict::kNoChange:
-        q.verdict = "no change";
-        if (!evidence.empty()) evidence += "; within " + percent(c.options.threshold);
-        break;
+    q.verdict = verdict_word(c.counts_verdict, "not told from noise");
+    if (c.counts_verdict == Verdict::kNoChange && !evidence.empty()) {
+      evidence += "; within " + percent(c.options.threshold);
     }
   }
   if (evidence.empty()) {
