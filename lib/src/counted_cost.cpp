@@ -66,6 +66,7 @@ struct PhaseMasks {
 };
 
 PhaseMasks phase_masks(const ColumnarRun& run, const PhaseAnalysis& pa) {
+  const std::vector<CostedCount>& costed = costed_list();
   PhaseMasks m;
   const StepColumns& steps = run.steps;
   PackedColumn::Reader phases(steps.phase_column());
@@ -87,9 +88,9 @@ PhaseMasks phase_masks(const ColumnarRun& run, const PhaseAnalysis& pa) {
                          if (first.compiled) {
                            m.step_compile_ms += first.compiled->compile_ms * static_cast<double>(n);
                          }
-                         for (size_t c = 0; c < costed_list().size(); ++c) {
-                           const int64_t v0 = costed_list()[c].per_step(first);
-                           const int64_t dv = costed_list()[c].per_step(stride);
+                         for (size_t c = 0; c < costed.size(); ++c) {
+                           const int64_t v0 = costed[c].per_step(first);
+                           const int64_t dv = costed[c].per_step(stride);
                            if (v0 <= 0 && dv <= 0) continue;
                            for (size_t j = 0; j < n; ++j) {
                              if (v0 + static_cast<int64_t>(j) * dv > 0) {

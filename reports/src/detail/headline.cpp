@@ -16,18 +16,8 @@ std::string interval(const stats::RatioTest& t) {
 }
 
 // A question's verdict in words; `open` is what an inconclusive one says for that question.
-const char* verdict_word(Verdict v, const char* open) {
-  switch (v) {
-    case Verdict::kRegression:
-      return "regression";
-    case Verdict::kImprovement:
-      return "improvement";
-    case Verdict::kNoChange:
-      return "no change";
-    case Verdict::kInconclusive:
-      break;
-  }
-  return open;
+std::string verdict_word(Verdict v, const char* open) {
+  return v == Verdict::kInconclusive ? open : verdict_words(to_string(v));
 }
 
 // Step time: each phase's ratio and interval, under the comparison's step-time verdict.

@@ -25,10 +25,11 @@ namespace recompdiag::trainer::detail {
 
 namespace {
 
-// posix_spawn's argv: pointers into `argv`, null-terminated.
-std::vector<char*> c_argv(std::vector<std::string>& argv) {
+// An exec's argv or envp: pointers into `strings`, null-terminated (exec and posix_spawn take
+// char* const[] and do not write through them).
+std::vector<char*> c_argv(const std::vector<std::string>& strings) {
   std::vector<char*> out;
-  for (std::string& a : argv) out.push_back(a.data());
+  for (const std::string& s : strings) out.push_back(const_cast<char*>(s.c_str()));
   out.push_back(nullptr);
   return out;
 }
@@ -94,14 +95,8 @@ pid_t fork_into_group(const std::string& what) {
 }
 
 pid_t spawn_process(const ChildProgram& program, const std::string& what) {
-  auto pointers = [](const std::vector<std::string>& strings) {
-    std::vector<char*> out;
-    for (const std::string& s : strings) out.push_back(const_cast<char*>(s.c_str()));
-    out.push_back(nullptr);
-    return out;
-  };
-  const std::vector<char*> argv = pointers(program.argv);
-  const std::vector<char*> envp = pointers(program.env);
+  const std::vector<char*> argv = c_argv(program.argv);
+  const std::vector<char*> envp = c_argv(program.env);
   const pid_t pid = fork_into_group(what);
   if (pid != 0) return pid;
   pin_to_cpus(program.cpus);
