@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -289,4 +290,29 @@ TEST_CASE(
   for (const CountedCost& cc : loose.counted_costs) {
     if (cc.phase == 2) CHECK(cc.verdict == Verdict::kNoChange);
   }
+}
+
+TEST_CASE("runs stopped at the switch: the phase no run has a step in is left out, with a warning") {
+  test::TempDir dir;
+  auto a = runs(dir, "a", 1, quiet_switch(), 1);
+  auto b = runs(dir, "b", 1, quiet_switch(), 11);
+  for (auto* side : {&a, &b}) {
+    for (RunFile& run : *side) {
+      // Killed after the phase_start event of phase 2, before its first step.
+      run.steps.erase(std::remove_if(run.steps.begin(), run.steps.end(),
+                                     [](const StepRecord& s) { return s.phase == 2; }),
+                      run.steps.end());
+      run.summary.reset();
+    }
+  }
+  const Comparison c = compare_run_sets(a, b, CompareOptions{});
+  REQUIRE(c.phases.size() == 1);
+  CHECK(c.phases[0].phase == 1);
+  bool warned = false;
+  for (const std::string& w : c.warnings) warned |= contains(w, "phase 2 started");
+  CHECK(warned);
+  // One side with phase 2 steps and one without is still bad input, naming both.
+  auto whole = runs(dir, "w", 1, quiet_switch(), 21);
+  CHECK(contains(input_error([&] { compare_run_sets(whole, b, CompareOptions{}); }),
+                 "no steps in phase 2"));
 }

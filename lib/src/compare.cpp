@@ -203,19 +203,32 @@ void analyze_sides(const std::vector<const ColumnarRun*>& all, size_t a_count,
   sb.analyses.assign(std::make_move_iterator(split), std::make_move_iterator(analyses.end()));
 }
 
-// The phases named by steps or phase_start events of any run: each must have steps in all.
+// The phases named by steps or phase_start events of any run: each must have steps in all. A
+// phase that only events name (every run stopped at its switch, before its first step) has
+// nothing to compare: it is left out, with a warning.
 std::set<int> phases_named(const detail::SideRuns& sa, const detail::SideRuns& sb,
-                           const std::vector<const ColumnarRun*>& all) {
+                           const std::vector<const ColumnarRun*>& all,
+                           std::vector<std::string>& warnings) {
   std::set<int> phases;
   for (const auto* side : {&sa, &sb}) {
     for (const RunAnalysis& ra : side->analyses) {
       for (const auto& p : ra.phases) phases.insert(p.phase);
     }
   }
+  std::set<int> started;
   for (const ColumnarRun* run : all) {
     for (const auto& e : run->events) {
-      if (e.kind == EventKind::kPhaseStart) phases.insert(e.phase);
+      if (e.kind == EventKind::kPhaseStart && !phases.count(e.phase)) started.insert(e.phase);
     }
+  }
+  for (int phase : started) {
+    if (phases.empty() || phase < *phases.rbegin()) {
+      phases.insert(phase);  // a phase between others: index_phase names the runs without it
+      continue;
+    }
+    warnings.push_back("phase " + std::to_string(phase) +
+                       " started (a phase_start event) but no run has a step in it: the runs "
+                       "stopped at the switch; it is left out");
   }
   return phases;
 }
@@ -399,7 +412,7 @@ Comparison compare_sets(const std::vector<const ColumnarRun*>& a,
   for (const ColumnarRun* r : a) c.paths_a.push_back(r->path);
   for (const ColumnarRun* r : b) c.paths_b.push_back(r->path);
   c.unit = a.size() >= 2 || b.size() >= 2 ? ReplicationUnit::kRuns : ReplicationUnit::kBlocks;
-  compare_phases(sa, sb, phases_named(sa, sb, all), options, c);
+  compare_phases(sa, sb, phases_named(sa, sb, all, c.warnings), options, c);
 
   c.a = std::move(sa.analyses.front());
   c.b = std::move(sb.analyses.front());
