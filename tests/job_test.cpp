@@ -145,6 +145,7 @@ TEST_CASE("the straggler of a slow stretch is named with its cause; waiters with
     CHECK(j.world_size == 4);
     REQUIRE(j.ranks.size() == 4);
     CHECK(j.ranks[static_cast<size_t>(late)].compiles == 2);
+    CHECK(j.compiles_differ);  // the late rank alone recompiled
     const auto found = std::find_if(j.stragglers.begin(), j.stragglers.end(),
                                     [](const StragglerFinding& f) { return f.first_step == 40; });
     REQUIRE(found != j.stragglers.end());
@@ -194,6 +195,7 @@ TEST_CASE("ranks slow alike have no straggler") {
     ranks.back().steps[50].wall_ms = 60.0;  // both slow in their own compute
   }
   const JobAnalysis j = analyze_job(ranks, analyze_run(job_run(ranks)));
+  CHECK_FALSE(j.compiles_differ);
   const auto found = std::find_if(j.stragglers.begin(), j.stragglers.end(),
                                   [](const StragglerFinding& f) { return f.first_step == 50; });
   REQUIRE(found != j.stragglers.end());

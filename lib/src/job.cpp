@@ -11,6 +11,16 @@
 
 namespace recompdiag {
 
+std::string rank_file_path(const std::string& out, int rank) {
+  const std::string suffix = ".jsonl";
+  const std::string tag = ".rank" + std::to_string(rank) + suffix;
+  if (out.size() >= suffix.size() &&
+      out.compare(out.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    return out.substr(0, out.size() - suffix.size()) + tag;
+  }
+  return out + tag;
+}
+
 namespace {
 
 /// Adds the summable fields of `from` to `into`; levels and flags keep `into`'s value.

@@ -171,7 +171,10 @@ JobAnalysis analyze_job(const std::vector<RunFile>& ranks, const RunAnalysis& jo
   if (ranks.empty()) return out;
   out.job_id = ranks.front().header.job_id;
   out.world_size = ranks.front().header.world_size;
-  for (const RunFile& r : ranks) out.ranks.push_back(summarize_rank(r));
+  for (const RunFile& r : ranks) {
+    out.ranks.push_back(summarize_rank(r));
+    out.compiles_differ |= out.ranks.back().compiles != out.ranks.front().compiles;
+  }
   for (const SlowStretch& s : job.slow_stretches) {
     out.stragglers.push_back(explain_stretch(ranks, s, options));
   }

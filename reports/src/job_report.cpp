@@ -1,8 +1,27 @@
 #include "detail/job_report.h"
 
+#include <string>
+
 #include "detail/format.h"
 
 namespace recompdiag::reports::detail {
+
+namespace {
+
+// "Recompiles differ across ranks (rank 0: 0, rank 1: 1): ...", or "" when they agree.
+std::string compiles_differ_sentence(const JobAnalysis& job) {
+  if (!job.compiles_differ) return "";
+  std::string counts;
+  for (const RankSummary& r : job.ranks) {
+    counts += (counts.empty() ? "" : ", ") + std::string("rank ") + std::to_string(r.rank) + ": " +
+              std::to_string(r.compiles);
+  }
+  return "Compile events differ across ranks (" + counts +
+         "): a rank that recompiles alone stalls every other rank in its next all-reduce. Look "
+         "for a rank-dependent shape or an uneven last batch (drop_last=True, or pad it).";
+}
+
+}  // namespace
 
 void write_job_markdown(const JobAnalysis& job, const char* side, std::ostream& out) {
   out << "\n**Data-parallel job " << side << "** (`" << job.job_id << "`, " << job.world_size
@@ -16,6 +35,7 @@ void write_job_markdown(const JobAnalysis& job, const char* side, std::ostream& 
         << " | " << percent(r.wait_share) << " | " << r.compiles << " | "
         << (r.finished ? "yes" : "no") << " |\n";
   }
+  if (job.compiles_differ) out << "\n" << md_cell(compiles_differ_sentence(job)) << "\n";
   if (job.stragglers.empty()) return;
   out << "\n**Stragglers in " << side << "** (who the ranks waited for in each slow stretch):\n";
   for (const StragglerFinding& f : job.stragglers) out << "- " << md_cell(f.sentence) << "\n";
@@ -34,6 +54,7 @@ void write_job_html(const JobAnalysis& job, const char* side, std::ostream& out)
         << r.compiles << "</td><td>" << (r.finished ? "yes" : "no") << "</td></tr>\n";
   }
   out << "</table>\n";
+  if (job.compiles_differ) out << "<p>" << html_escape(compiles_differ_sentence(job)) << "</p>\n";
   if (job.stragglers.empty()) return;
   out << "<ul>\n";
   for (const StragglerFinding& f : job.stragglers) {
@@ -72,6 +93,7 @@ nlohmann::json job_json(const JobAnalysis& job) {
   return {{"job_id", job.job_id},
           {"world_size", job.world_size},
           {"ranks", ranks},
+          {"compiles_differ", job.compiles_differ},
           {"stragglers", stragglers}};
 }
 

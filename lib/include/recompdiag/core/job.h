@@ -18,6 +18,11 @@
 
 namespace recompdiag {
 
+/// The run file of `rank`: "run.jsonl" -> "run.rank0.jsonl"; a path without the .jsonl suffix
+/// gets ".rank0.jsonl" appended. Every writer of rank files names them so (the C++ trainer, the
+/// Python Monitor under torchrun).
+std::string rank_file_path(const std::string& out, int rank);
+
 /// True when `run` is one rank of a data-parallel job (its header has a job id or a world size
 /// above 1).
 bool is_rank_file(const RunFile& run);

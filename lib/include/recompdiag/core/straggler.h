@@ -63,6 +63,9 @@ struct JobAnalysis {
   int world_size = 1;
   std::vector<RankSummary> ranks;            ///< By rank.
   std::vector<StragglerFinding> stragglers;  ///< One per slow stretch of the job, in step order.
+  /// The ranks' compile events differ in number: some rank recompiled where others did not (a
+  /// rank-dependent shape, an uneven last batch), and every other rank waits for each one.
+  bool compiles_differ = false;
 };
 
 /// Analyzes a job from its rank files (ordered by rank, as group_rank_files() gives them) and the

@@ -13,6 +13,8 @@
 #include <optional>
 #include <string>
 
+#include "recompdiag/core/job.h"
+
 namespace recompdiag::trainer {
 
 /// The largest world size accepted: bounds the rank label of the exported series.
@@ -77,8 +79,7 @@ std::optional<DistributedOptions> distributed_from_environment(
 /// names the source in the message ("MASTER_ADDR").
 void check_master_addr(const std::string& addr, const std::string& what);
 
-/// The run file of `rank`: "run.jsonl" -> "run.rank0.jsonl"; a path without the .jsonl suffix
-/// gets ".rank0.jsonl" appended.
-std::string rank_file_path(const std::string& out, int rank);
+/// The run file of `rank` (core/job.h): "run.jsonl" -> "run.rank0.jsonl".
+using recompdiag::rank_file_path;
 
 }  // namespace recompdiag::trainer
