@@ -340,6 +340,10 @@ RunFile counted_run(size_t n) {
     s.compiled->compiles = i % 13 == 0 ? 2 : 0;
     s.compiled->recompiles = i % 26 == 0 ? 1 : 0;
     s.compiled->eager_fallbacks = i > 70 ? 1 : 0;
+    s.compiled->ledger = true;
+    s.compiled->graph_breaks = i % 17 == 0 ? 1 : 0;
+    s.compiled->fx_cache_misses = i % 13 == 0 ? 2 : 0;
+    s.compiled->aot_cache_misses = i % 13 == 0 ? 1 : 0;
     if (i % 9 == 0) s.alerts.push_back(i % 2 ? rules::kSlowStep : rules::kMemoryGrowth);
   }
   return run;
@@ -382,6 +386,8 @@ TEST_CASE(
   CHECK(c.copy_bytes == bytes);
   CHECK(c.new_signatures == signatures);
   CHECK(c.optimizer_state_off_device == off_device);
+  CHECK(c.graph_breaks == 6);               // steps 0, 17, ..., 85
+  CHECK(c.compile_cache_misses == 7 * 3);   // steps 0, 13, ..., 78: 2 FX-graph + 1 AOTAutograd
   CHECK(c.optimizer_resets == 3);
   CHECK(c.lr_not_in_effect == 10);
   CHECK(c.lr_requested == doctest::Approx(1e-3));

@@ -292,6 +292,63 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("the compile ledger: graph breaks and cache misses compared exactly, where measured") {
+  test::TempDir dir;
+  auto a = runs(dir, "a", 2, quiet_switch(), 1);
+  auto b = runs(dir, "b", 2, quiet_switch(), 11);
+  // Both sides compile at step 0; B's cache is cold (3 misses, A's 3 hits) and B breaks its graph.
+  const auto ledger = [](std::vector<RunFile>& side, bool cold) {
+    for (RunFile& run : side) {
+      for (StepRecord& step : run.steps) {
+        step.compiled = CompiledStats{};
+        step.compiled->ledger = true;
+        if (step.step != 0) continue;
+        step.compiled->compile_ids = 2;
+        (cold ? step.compiled->fx_cache_misses : step.compiled->fx_cache_hits) = 2;
+        (cold ? step.compiled->aot_cache_misses : step.compiled->aot_cache_hits) = 1;
+        step.compiled->graph_breaks = cold ? 1 : 0;
+      }
+    }
+  };
+  ledger(a, false);
+  ledger(b, true);
+  CompareOptions o;
+  o.expected_differences = {"mode"};
+  o.fail_on = parse_fail_on("compile_cache_misses");
+  Comparison c = compare_run_sets(a, b, o);
+  bool misses = false;
+  bool breaks = false;
+  for (const CountChange& cc : c.count_changes) {
+    CAPTURE(cc.text);
+    if (cc.count == "compile_cache_misses") {
+      misses = true;
+      CHECK(cc.phase == 1);
+      CHECK(cc.a_max == 0);
+      CHECK(cc.b_min == 3);
+      CHECK(cc.fails);
+    }
+    if (cc.count == "graph_breaks") {
+      breaks = true;
+      CHECK_FALSE(cc.fails);  // reported; not named by --fail-on
+    }
+  }
+  CHECK(misses);
+  CHECK(breaks);
+  CHECK(c.counts_verdict == Verdict::kRegression);
+
+  // Without the ledger (a C++-only torch.compile probe) the counts were not measured: no change.
+  for (auto* side : {&a, &b}) {
+    for (RunFile& run : *side) {
+      for (StepRecord& step : run.steps) step.compiled->ledger = false;
+    }
+  }
+  c = compare_run_sets(a, b, o);
+  for (const CountChange& cc : c.count_changes) {
+    CHECK(cc.count != "compile_cache_misses");
+    CHECK(cc.count != "graph_breaks");
+  }
+}
+
 TEST_CASE("runs stopped at the switch: the phase no run has a step in is left out, with a warning") {
   test::TempDir dir;
   auto a = runs(dir, "a", 1, quiet_switch(), 1);

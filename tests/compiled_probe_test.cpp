@@ -5,6 +5,7 @@
 
 #include <ATen/record_function.h>
 
+#include <stdexcept>
 #include <string>
 
 #include "torch_doctest.h"
@@ -135,4 +136,34 @@ TEST_CASE("torch.compile probe: skipped steps count nothing; a compile turns it 
   probe.end_step(observed);
   CHECK(observed.compiled->sampled);
   CHECK(observed.compiled->eager_fallbacks == 1);
+}
+
+TEST_CASE("torch.compile probe: the compile ledger adds counts, keeps levels, rejects other names") {
+  probes::CompiledProbe probe;
+  REQUIRE(probe.available());
+  probe.begin_step({});
+  probe.add_ledger("graph_breaks", 1);
+  probe.add_ledger("graph_breaks", 2);
+  probe.add_ledger("dynamo_ms", 1.5);
+  probe.add_ledger("recompile_limit", 8);
+  StepRecord first;
+  probe.end_step(first);
+  REQUIRE(first.compiled.has_value());
+  CHECK(first.compiled->ledger);
+  CHECK(first.compiled->graph_breaks == 3);
+  CHECK(first.compiled->dynamo_ms == doctest::Approx(1.5));
+  CHECK(first.compiled->recompile_limit == 8);
+
+  StepRecord second = [&] {
+    probe.begin_step({});
+    StepRecord r;
+    probe.end_step(r);
+    return r;
+  }();
+  REQUIRE(second.compiled.has_value());
+  CHECK(second.compiled->ledger);                 // measured: nothing compiled
+  CHECK(second.compiled->graph_breaks == 0);      // counts start afresh
+  CHECK(second.compiled->recompile_limit == 8);   // levels hold
+  CHECK_THROWS_AS(probe.add_ledger("no_such_field", 1), std::invalid_argument);
+  CHECK_THROWS_AS(probe.add_ledger("sampled", 1), std::invalid_argument);  // a flag is no ledger
 }

@@ -323,3 +323,32 @@ TEST_CASE("health: compiled frames that start running eagerly alert once, at the
   rec.compiled = CompiledStats{3, 1, 0, 0, 2, 0.0};
   CHECK(has_rule(health.evaluate(rec), rules::kCompiledFallback));
 }
+
+TEST_CASE("health: a frame past half its recompile limit is a recompile_budget alert, each time") {
+  HealthMonitor health(quick_options());
+  EventRecord compile;
+  compile.kind = EventKind::kCompile;
+  compile.step = 1;
+  compile.reason = "torch.compile recompiles step (job.py:3): guard failed: L['lr'] == 0.01";
+  health.note_event(compile);
+  const auto at = [&](int64_t n, int64_t frame_compiles, int64_t compile_ids, bool ledger) {
+    StepRecord rec = step_at(n);
+    rec.compiled = CompiledStats{};
+    rec.compiled->ledger = ledger;
+    rec.compiled->compile_ids = compile_ids;
+    rec.compiled->frame_compiles_max = frame_compiles;
+    rec.compiled->recompile_limit = 8;
+    return health.evaluate(rec);
+  };
+  CHECK_FALSE(has_rule(at(1, 3, 1, true), rules::kRecompileBudget));  // 3 of 8: not yet
+  const std::vector<Alert> half = at(2, 4, 1, true);  // in warm-up too: the budget goes early
+  REQUIRE(has_rule(half, rules::kRecompileBudget));
+  for (const Alert& a : half) {
+    if (a.rule != rules::kRecompileBudget) continue;
+    CHECK(a.evidence.find("4 of the 8 compiles") != std::string::npos);
+    CHECK(a.evidence.find("L['lr'] == 0.01") != std::string::npos);
+  }
+  CHECK_FALSE(has_rule(at(3, 4, 0, true), rules::kRecompileBudget));  // no compile at the step
+  CHECK(has_rule(at(4, 5, 1, true), rules::kRecompileBudget));        // the next recompile
+  CHECK_FALSE(has_rule(at(5, 6, 1, false), rules::kRecompileBudget)); // no ledger: not measured
+}

@@ -100,6 +100,18 @@ const CountDef kCounts[] = {
      "torch.compile compiles", [](const ProbeCounts& c) { return c.has_compiled; },
      [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.dynamo_compiles; }, true,
      "compiles", step_dynamo_compiles, detail::CompileClock::kDynamoSteps},
+    {"graph_breaks",
+     "torch.compile graph breaks: each splits a frame and compiles a resume function (the Python "
+     "package's ledger)",
+     "torch.compile graph break", "torch.compile graph breaks",
+     [](const ProbeCounts& c) { return c.has_compile_ledger; },
+     [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.graph_breaks; }},
+    {"compile_cache_misses",
+     "torch.compile's cache misses: Inductor's FX-graph cache and AOTAutograd's (the Python "
+     "package's ledger); a cold cache against a warm one shows here",
+     "torch.compile cache miss", "torch.compile cache misses",
+     [](const ProbeCounts& c) { return c.has_compile_ledger; },
+     [](const PhaseAnalysis& p, const RunAnalysis&) { return p.counts.compile_cache_misses; }},
     {"eager_fallbacks",
      "calls of torch.compile frames that ran eagerly (past the recompile limit, or a fallback)",
      "eager call of a compiled frame", "eager calls of compiled frames",

@@ -59,6 +59,10 @@ constexpr char kAdviceCompiledFallback[] =
     "recompile_limit, 8 by default) and it now runs eagerly, without an error: remove what "
     "recompiles it (hold lr and loss weights in tensors, torch.tensor(0.01), and assign them in "
     "place; mark changing shapes dynamic) rather than raising the limit.";
+constexpr char kAdviceRecompileBudget[] =
+    "This frame keeps recompiling and will run eagerly, silently, once it reaches its limit: fix "
+    "the cause the compile reason names (a Python number that changes, a new size, a rebuilt "
+    "object) now; raising torch._dynamo.config.recompile_limit only postpones the cliff.";
 constexpr char kAdviceMemoryGrowth[] =
     "Memory grows step after step: something is kept alive that should be freed. Look for old "
     "compiled functions, optimizers or tensors held in a list (losses kept with their graph: "
@@ -114,6 +118,25 @@ std::optional<Finding> compile_after_warmup(const RuleInput& in) {
   }
   // Every new compile is its own finding (a compile per epoch is the storm to see).
   return Finding{rules::kCompileAfterWarmup, ev.str(), kAdviceCompile, in.new_compile};
+}
+
+// Before the eager cliff: a frame that has spent half its recompile limit, at a step that
+// compiled (at warm-up too: a storm can spend the budget in the first steps).
+std::optional<Finding> recompile_budget(const RuleInput& in) {
+  const std::optional<CompiledStats>& c = in.step.compiled;
+  if (!c || !c->ledger || c->recompile_limit <= 0 || c->compile_ids <= 0 ||
+      2 * c->frame_compiles_max < c->recompile_limit) {
+    return std::nullopt;
+  }
+  std::ostringstream ev;
+  ev << "a frame has made " << c->frame_compiles_max << " of the " << c->recompile_limit
+     << " compiles its recompile limit allows, at step " << in.step.step;
+  if (!in.compile_reason.empty()) {
+    ev << "; last recompile: " << in.compile_reason << " (noted at step " << in.compile_step
+       << ")";
+  }
+  // Every further recompile of the frame brings the cliff closer: each one is its own finding.
+  return Finding{rules::kRecompileBudget, ev.str(), kAdviceRecompileBudget, true};
 }
 
 std::optional<Finding> jit_not_optimized(const RuleInput& in) {
@@ -268,6 +291,7 @@ std::optional<Finding> memory_growth(const RuleInput& in) {
 // them: a slow step with another finding is that finding's.
 constexpr Rule kRules[] = {
     compile_after_warmup,
+    recompile_budget,
     jit_not_optimized,
     cache_miss_after_warmup,
     host_syncs,

@@ -120,14 +120,14 @@ const char* to_string(EventKind kind) {
       return "alert";
     case EventKind::kNote:
       return "note";
+    case EventKind::kGraphBreak:
+      return "graph_break";
   }
   return "note";
 }
 
 std::optional<EventKind> parse_event_kind(const std::string& name) {
-  for (EventKind k : {EventKind::kPhaseStart, EventKind::kCompile, EventKind::kLrChange,
-                      EventKind::kLossWeightsChange, EventKind::kOptimizerRebuild,
-                      EventKind::kAlert, EventKind::kNote}) {
+  for (EventKind k : kEventKinds) {
     if (name == to_string(k)) return k;
   }
   return std::nullopt;

@@ -2,13 +2,17 @@
 // probes that install a RecordFunction callback (RecordFunction's layout depends on NDEBUG).
 #include "recompdiag/probes/compiled_probe.h"
 
+#include "recompdiag/core/record_fields.h"
+
 #include <ATen/record_function.h>
 
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_set>
 
 namespace recompdiag::probes {
@@ -18,6 +22,8 @@ namespace recompdiag::probes {
 struct CompiledProbe::State {
   std::mutex mutex;
   CompiledStats step;
+  // What a step starts from: the ledger flag and the levels (kLevel fields) of the steps before.
+  CompiledStats carried;
   std::unordered_set<std::string> regions;  // every F/C seen: a new one is a compile
   bool lookup_pending = false;              // a lookup that no region has followed yet
 
@@ -94,7 +100,7 @@ void CompiledProbe::begin_step(const StepBegin& begin) {
     // Compile time noted between steps (a compile callback after end_step) stays with the next
     // step; the counts start afresh.
     const double compile_ms = state_->step.compile_ms;
-    state_->step = CompiledStats{};
+    state_->step = state_->carried;
     state_->step.compile_ms = compile_ms;
     state_->lookup_pending = false;
   }
@@ -118,7 +124,34 @@ void CompiledProbe::end_step(StepRecord& record) {
   if (begun_) record.compiled = state_->step;
   begun_ = false;
   enabled_ = false;
-  state_->step = CompiledStats{};
+  state_->step = state_->carried;
+}
+
+void CompiledProbe::add_ledger(std::string_view name, double value) {
+  const Field<CompiledStats>* field = nullptr;
+  for (const Field<CompiledStats>& f : kCompiledSection) {
+    if (name == f.name) field = &f;
+  }
+  if (field == nullptr || field->unit == FieldUnit::kFlag) {
+    throw std::invalid_argument("the compiled section has no ledger field '" + std::string(name) +
+                                "'");
+  }
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->step.ledger = state_->carried.ledger = true;
+  const bool level = field->unit == FieldUnit::kLevel;
+  std::visit(
+      [&](auto member) {
+        using T = std::remove_reference_t<decltype(state_->step.*member)>;
+        if constexpr (!std::is_same_v<T, bool>) {
+          if (level) {
+            // A level holds from step to step until torch reports another.
+            state_->step.*member = state_->carried.*member = static_cast<T>(value);
+          } else {
+            state_->step.*member += static_cast<T>(value);
+          }
+        }
+      },
+      field->member);
 }
 
 void CompiledProbe::add_compile_time(double ms) {

@@ -95,6 +95,8 @@ def main(argv=None) -> int:
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--seq-len", type=int, default=24)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--sample-every", type=int, default=None,
+                   help="the monitor's dispatcher_sample_every (default: the Monitor's)")
     args = p.parse_args(argv)
     if args.rounds < 3 or args.steps < 3:
         p.error("--rounds and --steps take at least 3")
@@ -117,7 +119,8 @@ def main(argv=None) -> int:
             k += args.steps
 
     # Stage 2: one monitor for the rest, as in a training run.
-    monitor = Monitor(model, opt, None, log_alerts=False)
+    sampling = {} if args.sample_every is None else {"dispatcher_sample_every": args.sample_every}
+    monitor = Monitor(model, opt, None, log_alerts=False, **sampling)
     stretch("monitor", step, 3 * args.steps, k, monitor)  # its first steps are all observed
     k += 3 * args.steps
     arms = ["none", "monitor", "profiler"]

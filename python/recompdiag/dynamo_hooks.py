@@ -1,6 +1,8 @@
 """What torch.compile tells Python and not C++: how long each compile took (dynamo's compile
-callbacks) and why a frame recompiled (its guard failures), handed to the Monitor. The counts
-(lookups, compiled-region runs, compiles, eager fallbacks) come from the C++ probe.
+callbacks), why a frame recompiled (its guard failures, with their known cause and fix), how much
+of its recompile limit a frame has spent, and the compile ledger of each step that compiled
+(compile_ledger.py), handed to the Monitor. The counts of compiled code run (lookups, compiled
+regions, eager fallbacks) come from the C++ probe.
 
 Dynamo has no public hook for recompile reasons: the reasons are read by wrapping
 `torch._dynamo.convert_frame.get_and_maybe_log_recompilation_reasons` (torch 2.x), and the
@@ -13,17 +15,28 @@ import logging
 import time
 from typing import Any
 
+from . import _core
+from .compile_ledger import graph_break_words
+
 
 class DynamoHooks:
     def __init__(self, monitor: Any) -> None:
         self._monitor = monitor
         self._t0 = None
         self._installed: list = []
+        self._ledger = None
+        self._compiled = {"compile_ids": 0, "backward_compiles": 0}  # since the last flush
+        self._dirty = False  # a compile started since the last flush
+        self._frame_compiles_max = 0
         try:
             import torch._dynamo.callback as callback
             import torch._dynamo.convert_frame as convert_frame
         except ImportError:  # torch 1.x: no dynamo, nothing to hook
             return
+        from .compile_ledger import CompileLedger
+
+        self._ledger = CompileLedger()
+        self._hook_cudagraph_recordings()
         handler = callback.callback_handler
         handler.register_start_callback(self._compile_start)
         handler.register_end_callback(self._compile_end)
@@ -54,9 +67,54 @@ class DynamoHooks:
             undo()
         self._installed.clear()
 
+    @staticmethod
+    def availability() -> dict:
+        """What the hooks can record in this process, as the run header's `probes` say it:
+        {"compile_ledger": {...}, "cudagraphs": {...}}, each available or why not."""
+        import torch
+
+        try:
+            import torch._dynamo.utils  # noqa: F401
+            ledger = {"available": True, "reason": ""}
+        except ImportError:
+            ledger = {"available": False, "reason": f"unavailable: torch {torch.__version__} has no "
+                      "torch._dynamo"}
+        if torch.cuda.is_available():
+            graphs = dict(ledger)
+        else:
+            graphs = {"available": False, "reason": "unavailable: no CUDA device; cudagraph trees "
+                      "record CUDA graphs on a GPU only"}
+        return {"compile_ledger": ledger, "cudagraphs": graphs}
+
+    def flush(self) -> None:
+        """Hands the ledger of what compiled since the last flush to the Monitor (at step end):
+        nothing is read on a step that did not compile."""
+        if not self._dirty or self._ledger is None:
+            return
+        self._dirty = False
+        fields, breaks = self._ledger.read()
+        fields.update({k: v for k, v in self._compiled.items() if v})
+        self._compiled = dict.fromkeys(self._compiled, 0)
+        fields["frame_compiles_max"] = self._frame_compiles_max
+        fields["recompile_limit"] = _recompile_limit()
+        self._monitor._add_ledger(fields)
+        for reason, count in breaks.items():
+            first, hints = graph_break_words(reason)
+            text = f"torch.compile graph break{'' if count == 1 else f' ({count})'}: {first}"
+            if hints:
+                text += f"; hint: {hints[0]}"
+            self._monitor.note_event("graph_break", text, {"compiler": "dynamo", "count": count,
+                                                           "reason": first, "hints": hints})
+
     # dynamo's compile callbacks: the outermost start and end of a compile
     def _compile_start(self, *args: Any) -> None:
         self._monitor._compiling()
+        self._dirty = True
+        # torch 2.6 on: CallbackArgs(callback_trigger, compile_id); a lazy backward compile is
+        # AOTAutograd's, under the compile id of its forward.
+        trigger = getattr(args[0], "callback_trigger", None) if args else None
+        backward = trigger is not None and "BACKWARD" in str(trigger)
+        self._compiled["backward_compiles" if backward else "compile_ids"] += 1
         self._t0 = time.perf_counter()
 
     def _compile_end(self, *args: Any) -> None:
@@ -71,6 +129,8 @@ class DynamoHooks:
                     for line in str(reason).split("User stack trace")[0].splitlines() if line.strip()]
         # The newest compiled entry's failure first, as dynamo checks them; the older entries'
         # (one per earlier recompile) are in the event's detail, not in every alert's line.
+        # A frame's cache entries are its compiles so far: this one makes one more.
+        self._frame_compiles_max = max(self._frame_compiles_max, len(reasons) + 1)
         if not failures:
             text = "unknown guard failure"
         elif len(failures) == 1:
@@ -80,12 +140,48 @@ class DynamoHooks:
             text = (f"{failures[0]} (the frame's {older} older compiled "
                     f"version{'' if older == 1 else 's'} failed {'its' if older == 1 else 'theirs'}"
                     f" too)")
-        self._monitor.note_event(
-            "compile",
-            f"torch.compile recompiles {where}: guard failed: {text}",
-            {"compiler": "dynamo", "function": code.co_name, "file": code.co_filename,
-             "line": code.co_firstlineno, "guard_failures": failures},
-        )
+        detail = {"compiler": "dynamo", "function": code.co_name, "file": code.co_filename,
+                  "line": code.co_firstlineno, "guard_failures": failures,
+                  "frame_compiles": len(reasons) + 1, "recompile_limit": _recompile_limit()}
+        cause = _core.recompile_cause(failures[0]) if failures else None
+        reason = f"torch.compile recompiles {where}: guard failed: {text}"
+        if cause is not None:
+            detail.update(cause)
+            upstream = f" ({cause['upstream']})" if cause["upstream"] else ""
+            reason += f"; cause: {cause['what']}; fix: {cause['fix']}{upstream}"
+        self._monitor.note_event("compile", reason, detail)
+
+    def _hook_cudagraph_recordings(self) -> None:
+        """Counts cudagraph trees' recordings (a re-recording is torch.compile's other
+        recompile). They happen on a GPU only: elsewhere nothing is wrapped."""
+        import torch
+
+        if not torch.cuda.is_available():
+            return
+        try:
+            from torch._inductor import cudagraph_trees
+        except ImportError:
+            return
+        manager = getattr(cudagraph_trees, "CUDAGraphTreeManager", None)
+        original = getattr(manager, "record_function", None)
+        if original is None:
+            return
+        ledger = self._ledger
+
+        def record_function(tree, *args, **kwargs):
+            ledger.cudagraph_recordings += 1
+            return original(tree, *args, **kwargs)
+
+        manager.record_function = record_function
+        self._installed.append(lambda: setattr(manager, "record_function", original))
+
+
+def _recompile_limit() -> int:
+    """Compiles of one frame after which dynamo runs it eagerly (recompile_limit; cache_size_limit
+    before torch 2.6)."""
+    import torch._dynamo.config as config
+
+    return int(getattr(config, "recompile_limit", getattr(config, "cache_size_limit", 0)) or 0)
 
 
 def _guard_line(line: str) -> str:

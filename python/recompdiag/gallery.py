@@ -1,11 +1,18 @@
-"""Scores recompdiag's diagnosis of the Python trainer's faults, as `recompdiag bench diagnose`
-scores the C++ gallery: each fault against its healthy twin, and each healthy twin against itself,
-the two sides taking turns step by step (`recompdiag ab --a-cmd ... --b-cmd ...`).
+"""Scores recompdiag's diagnosis of torch.compile faults, as `recompdiag bench diagnose` scores
+the C++ gallery. Two parts:
 
-A fault is diagnosed when the comparison names its signal as a count that B has more of (and the
-health rule it should raise fired in B); a healthy pair passes when its verdict is no regression.
+- The seed's faults (`--cli`): each fault against its healthy twin, and each healthy twin against
+  itself, the two sides taking turns step by step (`recompdiag ab --a-cmd ... --b-cmd ...`). A
+  fault is diagnosed when the comparison names its signal as a count that B has more of (and the
+  health rule it should raise fired in B); a healthy pair passes when its verdict is no
+  regression.
+- The known causes (compile_faults.py): each fault's loop under the Monitor, in a process of its
+  own with a fresh Inductor cache; diagnosed when the run names the fault's cause with its fix.
+  Then one loop twice with one cache directory: cold, then warm, diagnosed when `compare` names
+  the cold side's cache misses.
 
     python -m recompdiag.gallery --cli build-torch2/recompdiag --out-dir gallery
+    python -m recompdiag.gallery --cli build-torch2/recompdiag --causes-only --backend inductor
 """
 
 from __future__ import annotations
@@ -45,6 +52,50 @@ def run_pair(cli, out_dir, name, a_args, b_args, common):
     return report["verdict"], more, b_rules
 
 
+def run_cause(out_dir, fault, backend, steps):
+    """One known cause: its loop in a process of its own, with a fresh Inductor cache."""
+    from .compile_faults import FAULTS
+
+    out = os.path.join(out_dir, f"{fault}.jsonl")
+    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=os.path.join(out_dir, f"{fault}.inductor"))
+    subprocess.run([sys.executable, "-m", "recompdiag.compile_faults", "--fault", fault,
+                    "--backend", backend, "--steps", str(steps), "--out", out],
+                   env=env, check=True, capture_output=True, text=True)
+    events = [json.loads(line) for line in open(out)]
+    compiles = [e for e in events if e.get("type") == "event" and e["event"] == "compile"]
+    named = [e["detail"].get("cause") for e in compiles]
+    expected = FAULTS[fault][1]
+    first = next((e for e in compiles if e["detail"].get("cause") == expected), None)
+    fix = first["detail"]["fix"] if first else ""
+    breaks = sum(e["compiled"]["graph_breaks"] for e in events if e.get("type") == "step")
+    return {"pair": f"{fault} ({backend})", "verdict": "", "b_has_more": [],
+            "b_rules": sorted({c for c in named if c}), "expected": [expected],
+            "fix": fix, "graph_breaks": breaks, "correct": first is not None}
+
+
+def run_cold_warm(cli, out_dir, backend, steps):
+    """The same loop twice on one Inductor cache: the cold run misses, the warm one hits; the
+    comparison (warm as A, cold as B) names B's compile cache misses."""
+    cache = os.path.join(out_dir, "cold-warm.inductor")
+    paths = {}
+    for name in ("cold", "warm"):
+        paths[name] = os.path.join(out_dir, f"cache-{name}.jsonl")
+        subprocess.run([sys.executable, "-m", "recompdiag.compile_faults", "--fault",
+                        "python_loss_weight", "--backend", backend, "--steps", str(steps), "--out",
+                        paths[name]], env=dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache),
+                       check=True, capture_output=True, text=True)
+    report = os.path.join(out_dir, "cache-report.json")
+    p = subprocess.run([cli, "compare", "--a", paths["warm"], "--b", paths["cold"],
+                        "--fail-on", "compile_cache_misses", "--format", "json", "--out", report],
+                       capture_output=True, text=True)
+    if p.returncode not in (0, 1):
+        raise RuntimeError(f"recompdiag compare exit {p.returncode}: {p.stderr.strip()[-500:]}")
+    more = {c["count"] for c in json.load(open(report))["count_changes"] if c["b_min"] > c["a_max"]}
+    return {"pair": f"cold cache against warm ({backend})", "verdict": f"exit {p.returncode}",
+            "b_has_more": sorted(more), "b_rules": [], "expected": ["compile_cache_misses"],
+            "correct": "compile_cache_misses" in more and p.returncode == 1}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m recompdiag.gallery", description=__doc__.split("\n\n")[0])
     p.add_argument("--cli", required=True, help="the recompdiag executable")
@@ -52,10 +103,19 @@ def main(argv=None) -> int:
     p.add_argument("--backend", default="aot_eager")
     p.add_argument("--epochs", default="12,4")
     p.add_argument("--steps-per-epoch", default="5")
+    p.add_argument("--causes-only", action="store_true",
+                   help="score the known causes and the cold cache only, not the seed's faults")
+    p.add_argument("--cause-steps", type=int, default=6)
     args = p.parse_args(argv)
+    os.makedirs(args.out_dir, exist_ok=True)
     common = ["--backend", args.backend, "--epochs", args.epochs, "--steps-per-epoch", args.steps_per_epoch]
     rows = []
-    for fault, (flags, counts, rule) in CASES.items():
+    from .compile_faults import FAULTS
+
+    for fault in FAULTS:
+        rows.append(run_cause(args.out_dir, fault, args.backend, args.cause_steps))
+    rows.append(run_cold_warm(args.cli, args.out_dir, args.backend, args.cause_steps))
+    for fault, (flags, counts, rule) in ({} if args.causes_only else CASES).items():
         verdict, more, rules = run_pair(args.cli, args.out_dir, fault, flags, flags + ["--fault", fault], common)
         ok = counts <= more and rule in rules
         rows.append({"pair": f"{fault} vs healthy twin", "verdict": verdict, "b_has_more": sorted(more),
@@ -64,7 +124,12 @@ def main(argv=None) -> int:
         rows.append({"pair": f"{fault}'s healthy twin vs itself", "verdict": verdict, "b_has_more": sorted(more),
                      "b_rules": sorted(rules), "expected": "no regression", "correct": verdict != "regression"})
     for r in rows:
-        print(f"{'ok ' if r['correct'] else 'BAD'} {r['pair']}: verdict {r['verdict']}; B has more "
+        mark = "ok " if r["correct"] else "BAD"
+        if "fix" in r:
+            print(f"{mark} {r['pair']}: causes named {', '.join(r['b_rules']) or 'none'}; "
+                  f"graph breaks {r['graph_breaks']}; fix: {r['fix'] or '-'}")
+            continue
+        print(f"{mark} {r['pair']}: verdict {r['verdict']}; B has more "
               f"{', '.join(r['b_has_more']) or 'nothing'}; B's alerts {', '.join(r['b_rules']) or 'none'}")
     score = sum(r["correct"] for r in rows)
     print(f"recompdiag gallery: {score}/{len(rows)} correct")

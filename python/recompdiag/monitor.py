@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import socket
 import time
+import uuid
 from typing import Any, Iterable, Optional
 
 import torch
@@ -45,6 +47,12 @@ class Monitor:
         key is in the thread's dispatch keys on observed steps only, and torch.compile's guards
         check those keys, so each compiled frame would compile again when sampling turns it off.
     config: your run's configuration, kept in the run file's header.
+    rank, world_size: this process's place in a data-parallel job; by default RANK and WORLD_SIZE
+        as torchrun sets them. A rank of a job of two or more writes its own file, `out` with
+        ".rank{rank}" before ".jsonl", with the job's id in its header (torchrun's run id, else
+        one rank 0 hands out when torch.distributed is initialized, else MASTER_ADDR:MASTER_PORT);
+        `compare` reads the rank files as one job. Call `watch_ddp(model)` to time its
+        all-reduces: the job report then names the rank the others waited for.
     """
 
     def __init__(
@@ -58,13 +66,20 @@ class Monitor:
         metrics: Optional[str] = None,
         compiled: bool = True,
         dispatcher: bool = True,
-        dispatcher_sample_every: int = 10,
+        dispatcher_sample_every: int = 25,
         dispatcher_hook: str = "record-function",
         warmup_steps: int = 10,
         log_alerts: bool = True,
         config: Optional[dict] = None,
         seed: int = 0,
+        rank: Optional[int] = None,
+        world_size: Optional[int] = None,
     ) -> None:
+        rank = int(os.environ.get("RANK", 0)) if rank is None else rank
+        world_size = int(os.environ.get("WORLD_SIZE", 1)) if world_size is None else world_size
+        job = world_size > 1
+        if job and out:
+            out = _core.rank_file_path(out, rank)
         header = {
             "mode": mode,
             "optimizer_handoff": "none",
@@ -80,6 +95,10 @@ class Monitor:
             "start_time": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "host": socket.gethostname(),
         }
+        if job:
+            header.update({"rank": rank, "world_size": world_size, "job_id": _job_id()})
+        if compiled:
+            header["probes"] = DynamoHooks.availability()
         options = {
             "device": device,
             "dispatcher": dispatcher,
@@ -91,6 +110,7 @@ class Monitor:
             "memory": True,
             "cupti": device.startswith("cuda"),
             "jit": True,
+            "comm": job,
             "log_alerts": log_alerts,
             "warmup_steps": warmup_steps,
         }
@@ -102,6 +122,7 @@ class Monitor:
         self._step_in_phase = 0
         self._loss_weights: list[float] = []
         self._hooks = DynamoHooks(self) if compiled else None
+        self._collectives: list[tuple[int, float]] = []  # appended by comm hooks' callbacks
 
     # -- steps ---------------------------------------------------------------------------------
     def step_begin(self, step: Optional[int] = None) -> None:
@@ -115,6 +136,10 @@ class Monitor:
         """Ends the step: reads the losses (tensors are read here, as the recorder's reads),
         runs the probes and health rules, writes the step. Returns the rules that fired."""
         wall_ms = (time.perf_counter() - self._t0) * 1e3
+        if self._hooks is not None:
+            self._hooks.flush()
+        while self._collectives:
+            self._run.record_collective(*self._collectives.pop(0))
         alerts = self._run.end_step(
             loss, list(head_losses), self._loss_weights, lr, self._epoch, self._step_in_phase, wall_ms
         )
@@ -134,6 +159,29 @@ class Monitor:
         if kind == "phase_start":
             self._step_in_phase = 0
         self._run.note_event(kind, reason, json.dumps(detail or {}))
+
+    def watch_ddp(self, model: torch.nn.Module, process_group: Any = None) -> None:
+        """Times the all-reduces of a DistributedDataParallel model: each bucket's, from issue to
+        completion, goes into the step's `comm` section (collectives, bytes, wait_ms). Registers a
+        DDP comm hook that all-reduces as DDP's default does; a model can have one comm hook."""
+        from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+
+        done = self._collectives
+
+        # No annotations: DDP checks a hook's against dist.GradBucket and Future, and this
+        # module's are strings (from __future__ import annotations).
+        def timed_allreduce(state, bucket):  # noqa: ANN001
+            t0 = time.perf_counter()
+            buffer = bucket.buffer()
+            nbytes = buffer.numel() * buffer.element_size()
+
+            def completed(fut: Any) -> Any:
+                done.append((nbytes, (time.perf_counter() - t0) * 1e3))  # list.append: atomic
+                return fut.value()
+
+            return default_hooks.allreduce_hook(state, bucket).then(completed)
+
+        model.register_comm_hook(process_group, timed_allreduce)
 
     def set_epoch(self, epoch: int) -> None:
         self._epoch = epoch
@@ -188,8 +236,26 @@ class Monitor:
     def _add_compile_time(self, ms: float) -> None:
         self._run.add_compile_time(ms)
 
+    def _add_ledger(self, fields: dict) -> None:
+        self._run.add_compile_ledger(fields)
+
     def _compiling(self) -> None:
         self._run.observe_compile()
+
+
+def _job_id() -> str:
+    """One id for every rank of a job: torchrun's run id; else rank 0's, handed out through
+    torch.distributed when it is initialized; else the rendezvous address."""
+    run_id = os.environ.get("TORCHELASTIC_RUN_ID", "")
+    if run_id and run_id != "none":
+        return run_id
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        box = [uuid.uuid4().hex[:16] if dist.get_rank() == 0 else None]
+        dist.broadcast_object_list(box, src=0)
+        return box[0]
+    return f"{os.environ.get('MASTER_ADDR', '127.0.0.1')}:{os.environ.get('MASTER_PORT', '29500')}"
 
 
 class _StepContext:

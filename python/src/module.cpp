@@ -4,6 +4,7 @@
 // Compiled with NDEBUG forced, like the probes (RecordFunction's layout depends on NDEBUG).
 #include <torch/extension.h>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -11,10 +12,13 @@
 #include <vector>
 
 #include "recompdiag/core/error.h"
+#include "recompdiag/core/job.h"
+#include "recompdiag/core/recompile_cause.h"
 #include "recompdiag/core/record_fan_out.h"
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/core/run_set.h"
 #include "recompdiag/core/version.h"
+#include "recompdiag/probes/comm_probe.h"
 #include "recompdiag/probes/compiled_probe.h"
 #include "recompdiag/probes/dispatcher_probe.h"
 #include "recompdiag/probes/monitor.h"
@@ -33,10 +37,16 @@ bool is_tensor(const py::handle& h) { return THPVariable_Check(h.ptr()); }
 // scope: the dispatcher probe counts that read as the recorder's, not the model's sync.
 double read_value(const py::handle& h) {
   if (!is_tensor(h)) return h.cast<double>();
-  const at::Tensor t = THPVariable_Unpack(h.ptr());
+  const at::Tensor& t = THPVariable_Unpack(h.ptr());
   RECORD_USER_SCOPE(probes::kRecorderReadScope);
   const probes::RecorderRead recorder_read;
-  return t.detach().to(at::kDouble).item<double>();
+  // item() reads any dtype as a double, grad or not: no detached or converted copy per read
+  // (the optimizer's step counters are read every step).
+  return t.item<double>();
+}
+
+bool is_step_key(const py::handle& key) {
+  return PyUnicode_Check(key.ptr()) && PyUnicode_CompareWithASCIIString(key.ptr(), "step") == 0;
 }
 
 // The optimizer's groups and state, read from a torch.optim.Optimizer at step end.
@@ -52,7 +62,7 @@ probes::OptimizerSnapshot snapshot_of(const py::object& optimizer) {
       if (state.contains(param)) {
         p.has_state = true;
         for (const auto item : py::reinterpret_borrow<py::dict>(state[param])) {
-          if (py::str(item.first).cast<std::string>() == "step") {
+          if (is_step_key(item.first)) {
             p.step = static_cast<int64_t>(read_value(item.second));
           } else if (is_tensor(item.second)) {
             p.state.push_back(THPVariable_Unpack(item.second.ptr()));
@@ -91,6 +101,7 @@ class Run {
     o.memory = options["memory"].cast<bool>();
     o.cupti = options["cupti"].cast<bool>();
     o.jit = options["jit"].cast<bool>();
+    o.comm = options["comm"].cast<bool>();  // a rank of a data-parallel job
     o.log_alerts = options["log_alerts"].cast<bool>();
     o.health.warmup_steps = options["warmup_steps"].cast<int64_t>();
     o.validate();  // the C++ rules, before anything is created (no file for a refused run)
@@ -119,7 +130,10 @@ class Run {
     line["schema"] = kRunSchemaVersion;
     line["tool_version"] = kToolVersion;
     header_ = parse_run_file(line.dump(), "the Python monitor's run header").header;
+    // The probes Python runs itself (torch.compile's ledger, cudagraph trees) beside C++'s.
+    const nlohmann::json python_probes = header_.probes;
     header_.probes = monitor_->probe_availability();
+    if (python_probes.is_object()) header_.probes.update(python_probes);
     header_.cupti = monitor_->cupti_availability();
     header_.turn_every_steps = monitor_->turn_every_steps();  // under `ab`: how it pairs
     fanout_.on_run_start(header_);
@@ -168,6 +182,17 @@ class Run {
   void add_compile_time(double ms) {
     if (!monitor_) return;  // a compile after close
     if (probes::CompiledProbe* c = monitor_->compiled()) c->add_compile_time(ms);
+  }
+  // One collective of a data-parallel rank, completed: its bytes and the time from issuing it.
+  void record_collective(int64_t bytes, double wait_ms) {
+    if (monitor_ && monitor_->comm()) monitor_->comm()->record_collective(bytes, wait_ms);
+  }
+  // torch's own compile counters since the last read: {field of the compiled section: value}.
+  void add_compile_ledger(const std::map<std::string, double>& fields) {
+    if (!monitor_) return;
+    probes::CompiledProbe* c = monitor_->compiled();
+    if (c == nullptr) return;
+    for (const auto& [name, value] : fields) c->add_ledger(name, value);
   }
   void set_requested_lr(double lr) { open().set_requested_lr(lr); }
   // Inspected from the next step on. A fresh optimizer shows as a state reset (its step counters
@@ -233,6 +258,18 @@ std::string compare_json(const std::vector<std::string>& a, const std::vector<st
   return out.str();
 }
 
+// The known cause of a guard failure (classify_guard_failure) as a dict, or None.
+py::object recompile_cause(const std::string& guard) {
+  const RecompileCause* c = classify_guard_failure(guard);
+  if (c == nullptr) return py::none();
+  py::dict d;
+  d["cause"] = c->key;
+  d["what"] = c->cause;
+  d["fix"] = c->fix;
+  d["upstream"] = c->upstream;
+  return std::move(d);
+}
+
 }  // namespace recompdiag::python
 
 PYBIND11_MODULE(_core, m) {
@@ -243,6 +280,10 @@ PYBIND11_MODULE(_core, m) {
   m.def("compare_json", &recompdiag::python::compare_json, py::arg("a"), py::arg("b"),
         py::arg("threshold_pct"), py::arg("turns"), py::arg("fail_on"),
         py::call_guard<py::gil_scoped_release>());
+  m.def("recompile_cause", &recompdiag::python::recompile_cause, py::arg("guard"),
+        "The known cause of a torch.compile guard failure: {cause, what, fix, upstream}, or None");
+  m.def("rank_file_path", &recompdiag::rank_file_path, py::arg("out"), py::arg("rank"),
+        "The run file of a data-parallel rank: run.jsonl -> run.rank0.jsonl");
   py::class_<Run>(m, "Run")
       .def(py::init<py::object, py::object, const std::string&, const std::string&, const py::dict&,
                     const std::string&>(),
@@ -252,6 +293,8 @@ PYBIND11_MODULE(_core, m) {
       .def("end_step", &Run::end_step)
       .def("note_event", &Run::note_event)
       .def("add_compile_time", &Run::add_compile_time)
+      .def("add_compile_ledger", &Run::add_compile_ledger)
+      .def("record_collective", &Run::record_collective)
       .def("observe_compile", &Run::observe_compile)
       .def("set_requested_lr", &Run::set_requested_lr)
       .def("set_model", &Run::set_model)

@@ -8,6 +8,7 @@
 #include "detail/headline.h"
 #include "detail/html_charts.h"
 #include "detail/job_report.h"
+#include "recompdiag/core/record_fields.h"
 #include "recompdiag/core/version.h"
 #include "recompdiag/reports/renderer.h"
 
@@ -80,6 +81,44 @@ void counts_table(const Comparison& c, std::ostream& out) {
     out << "</tr>\n";
   }
   out << "</table>\n<p class=\"legend\">&ndash;: probe not available in that run (not zero).</p>\n";
+}
+
+// torch.compile's ledger per side and phase (the fields of the compiled section after its
+// `ledger` flag, as the section totals add them up): where there is one.
+void compile_ledger_table(const Comparison& c, std::ostream& out) {
+  struct Column {
+    std::string title;
+    const SectionTotal* totals;
+  };
+  std::vector<Column> cols;
+  for (const auto* r : {&c.a, &c.b}) {
+    for (const auto& p : r->phases) {
+      if (!p.counts.has_compile_ledger) continue;
+      for (const SectionTotal& s : p.counts.sections.sections()) {
+        if (std::string(s.name) == sections::kCompiled) {
+          cols.push_back({(r == &c.a ? "A phase " : "B phase ") + std::to_string(p.phase), &s});
+        }
+      }
+    }
+  }
+  if (cols.empty()) return;
+  out << "<h2>torch.compile ledger</h2>\n<table><tr><th class=\"l\">per phase</th>";
+  for (const auto& col : cols) out << "<th>" << html_escape(col.title) << "</th>";
+  out << "</tr>\n";
+  const size_t first = field_index(kCompiledSection, &CompiledStats::ledger) + 1;
+  for (size_t i = first; i < kCompiledSection.size; ++i) {
+    const Field<CompiledStats>& f = kCompiledSection.fields[i];
+    out << "<tr><td class=\"l\" title=\"" << html_escape(f.help) << "\">" << f.name << "</td>";
+    for (const auto& col : cols) {
+      const FieldTotal& t = col.totals->fields[i];
+      // A level's largest value; a count's or a time's sum.
+      const double v = f.unit == FieldUnit::kLevel ? t.max : t.sum;
+      out << "<td>" << detail::printf_string("%.0f", v) << "</td>";
+    }
+    out << "</tr>\n";
+  }
+  out << "</table>\n<p class=\"legend\">torch's own compile counters, read by the Python package "
+         "(docs/python.md): times in ms; hover a row for what it counts.</p>\n";
 }
 
 void stretches(const RunAnalysis& r, const std::string& name, double slow_factor,
@@ -292,6 +331,7 @@ void charts_and_causes(const Comparison& c, std::ostream& out) {
 
   out << "<h2>Probe signals per phase and around each switch</h2>\n";
   counts_table(c, out);
+  compile_ledger_table(c, out);
 }
 
 // How training ended on each side, and the training-quality comparison.

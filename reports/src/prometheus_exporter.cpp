@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <iostream>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <thread>
@@ -38,14 +39,6 @@ constexpr std::size_t kMaxHeads = 16;
 constexpr std::size_t kMaxAlertRules = 32;
 constexpr std::size_t kMaxProbes = 16;
 constexpr std::size_t kMaxPhases = 64;
-
-constexpr std::array<EventKind, 7> kEventKinds = {EventKind::kPhaseStart,
-                                                  EventKind::kCompile,
-                                                  EventKind::kLrChange,
-                                                  EventKind::kLossWeightsChange,
-                                                  EventKind::kOptimizerRebuild,
-                                                  EventKind::kAlert,
-                                                  EventKind::kNote};
 
 // Step durations are ~1-50 ms in the cases this tool studies; buckets are dense there so that
 // histogram_quantile's p50/p95 interpolate within a few percent.
@@ -89,7 +82,7 @@ struct PrometheusExporter::Impl {
     std::vector<Gauge*> fields;          // one per section field (flat, table order); null: none
     std::vector<Gauge*> head_loss;       // grows to the head count once, then fixed
     std::vector<Gauge*> loss_weight;     // same
-    std::array<Counter*, kEventKinds.size()> events{};
+    std::array<Counter*, std::size(kEventKinds)> events{};
     std::unordered_map<std::string, Counter*> alerts;  // rule -> child, at most kMaxAlertRules
     std::map<int, PhaseSeries> phases;
     PhaseSeries* current = nullptr;
@@ -256,7 +249,7 @@ void PrometheusExporter::on_run_start(const RunHeader& header) {
       &f.gauge("recompdiag_optimizer_state_tensors").Add(with(b, "location", "same_device"));
   m.run.fields = m.resolve_fields<Gauge>(MetricKind::kGauge, b);
   m.last_gauge.assign(m.field_count, std::numeric_limits<double>::quiet_NaN());
-  for (std::size_t k = 0; k < kEventKinds.size(); ++k) {
+  for (std::size_t k = 0; k < std::size(kEventKinds); ++k) {
     m.run.events[k] =
         &f.counter("recompdiag_events_total").Add(with(b, "kind", to_string(kEventKinds[k])));
   }
@@ -324,7 +317,7 @@ void PrometheusExporter::on_step(const StepRecord& step) {
 void PrometheusExporter::on_event(const EventRecord& event) {
   Impl& m = *impl_;
   if (!m.run.phase) return;
-  for (std::size_t k = 0; k < kEventKinds.size(); ++k) {
+  for (std::size_t k = 0; k < std::size(kEventKinds); ++k) {
     if (kEventKinds[k] == event.kind) m.run.events[k]->Increment();
   }
   if (event.kind == EventKind::kPhaseStart) {

@@ -68,6 +68,19 @@ inline constexpr FamilySpec kMetricCatalogue[] = {
     {"recompdiag_compiled_region_runs_total", FamilyType::kCounter, "Runs of torch.compile code (compiled regions)"},
     {"recompdiag_compiled_eager_fallbacks_total", FamilyType::kCounter, "Calls of a compiled frame that ran eagerly: recompile limit reached or frame skipped"},
     {"recompdiag_compile_seconds_total", FamilyType::kCounter, "Time spent compiling, by compiler (dynamo: torch.compile)"},
+    // torch.compile's ledger: torch's own counters, read by the Python package.
+    {"recompdiag_dynamo_compile_ids_total", FamilyType::kCounter, "Dynamo compiles started, one per compile id F/C"},
+    {"recompdiag_dynamo_backward_compiles_total", FamilyType::kCounter, "AOTAutograd backward graphs compiled at their first backward"},
+    {"recompdiag_dynamo_graphs_total", FamilyType::kCounter, "FX graphs dynamo captured"},
+    {"recompdiag_dynamo_graph_breaks_total", FamilyType::kCounter, "Graph breaks dynamo made: each splits a frame and compiles a resume function"},
+    {"recompdiag_fx_graph_cache_total", FamilyType::kCounter, "Inductor FX-graph cache lookups, by outcome (hit, miss, bypass)"},
+    {"recompdiag_aot_autograd_cache_total", FamilyType::kCounter, "AOTAutograd cache lookups, by outcome (hit, miss, bypass)"},
+    {"recompdiag_inductor_kernels_total", FamilyType::kCounter, "Kernels Inductor generated"},
+    {"recompdiag_compile_stage_seconds_total", FamilyType::kCounter, "torch.compile time by stage (dynamo, aot_autograd, inductor, kernel_compile), as torch's own timers measured"},
+    {"recompdiag_cudagraph_recordings_total", FamilyType::kCounter, "CUDA graphs recorded by torch.compile's cudagraph trees"},
+    {"recompdiag_cudagraph_skips_total", FamilyType::kCounter, "Graphs torch.compile's cudagraph trees declined to record"},
+    {"recompdiag_dynamo_frame_compiles_max", FamilyType::kGauge, "The most compiles one frame has made so far"},
+    {"recompdiag_dynamo_recompile_limit", FamilyType::kGauge, "Compiles of one frame after which dynamo runs it eagerly (recompile_limit)"},
     {"recompdiag_cuda_allocator_bytes", FamilyType::kGauge, "CUDA caching allocator bytes at the latest step, by kind (allocated, reserved)"},
 };
 // clang-format on

@@ -23,6 +23,9 @@ inline constexpr const char kCompileAfterWarmup[] = "compile_after_warmup";
 /// A torch.compile frame that ran compiled code now runs eagerly: dynamo hit its recompile limit
 /// (or gave up on the frame), silently, and every later call pays eager speed.
 inline constexpr const char kCompiledFallback[] = "compiled_fallback";
+/// A torch.compile frame has made half or more of the compiles its recompile limit allows, at a
+/// step that recompiled it: the warning before `compiled_fallback`, while the fix still helps.
+inline constexpr const char kRecompileBudget[] = "recompile_budget";
 /// New dispatcher op signatures, new GPU kernels or module loads after warm-up.
 inline constexpr const char kCacheMissAfterWarmup[] = "cache_miss_after_warmup";
 /// Ops that ran on the host while the expected device is CUDA (steady state).
@@ -71,7 +74,8 @@ inline constexpr const char* kAll[] = {kCompileAfterWarmup,
                                        kJitNotOptimized,
                                        kProbeDrops,
                                        kMemoryGrowth,
-                                       kCompiledFallback};
+                                       kCompiledFallback,
+                                       kRecompileBudget};
 }  // namespace rules
 
 /// One alert: which rule fired, at which step, the evidence, and what to do about it.

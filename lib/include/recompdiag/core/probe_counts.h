@@ -38,6 +38,10 @@ struct ProbeCounts {
   int64_t dynamo_compiles = 0;    ///< torch.compile compiles (first-seen compiled regions).
   int64_t dynamo_recompiles = 0;  ///< Of which a frame's later compiles: a guard failed.
   int64_t eager_fallbacks = 0;    ///< Calls of compiled frames that ran eagerly.
+  /// torch's own compile counters were read (the compile ledger of the Python package).
+  bool has_compile_ledger = false;
+  int64_t graph_breaks = 0;          ///< torch.compile graph breaks.
+  int64_t compile_cache_misses = 0;  ///< Inductor FX-graph and AOTAutograd cache misses.
   int64_t new_signatures = 0;  ///< First-seen dispatcher signatures.
   int64_t host_ops = 0;
   int64_t copies = 0;  ///< Cross-device copies, all directions.
@@ -141,6 +145,12 @@ int64_t sum(const StepRecord& step) {
   return static_cast<int64_t>((uint64_t{0} + ... + static_cast<uint64_t>((*s).*kMembers)));
 }
 
+/// Whether `step` has the compiled section with torch's own counters (the compile ledger).
+inline bool compile_ledger_present(const StepRecord& step) {
+  const CompiledStats* c = kCompiledSection.of(step);
+  return c != nullptr && c->ledger;
+}
+
 /// 1 when the step's optimizer section holds an lr that is not in effect (lr_in_effect()).
 inline int64_t lr_not_in_effect(const StepRecord& step) {
   return step.optimizer && !lr_in_effect(*step.optimizer) ? 1 : 0;
@@ -156,6 +166,15 @@ constexpr CountSource fields_of() {
   static_assert(((field_index(kSection, kMembers) < kSection.size) && ...),
                 "a count reads fields of its section's table");
   return {&count_sources::present<kSection>, &count_sources::sum<kSection, kMembers...>};
+}
+
+/// The source that adds up fields `kMembers` of the compiled section on the steps that carry the
+/// compile ledger: elsewhere those fields were not measured.
+template <auto... kMembers>
+constexpr CountSource compile_ledger_fields() {
+  static_assert(((field_index(kCompiledSection, kMembers) < kCompiledSection.size) && ...),
+                "a count reads fields of its section's table");
+  return {&count_sources::compile_ledger_present, &count_sources::sum<kCompiledSection, kMembers...>};
 }
 
 // clang-format off
@@ -187,6 +206,14 @@ inline constexpr ProbeCountField kProbeCounts[] = {
     {"eager_fallbacks", "eager calls of compiled frames", &ProbeCounts::has_compiled, &ProbeCounts::eager_fallbacks,
      fields_of<kCompiledSection, &CompiledStats::eager_fallbacks>(), CountAggregate::kSum, true,
      {"eager_fallbacks", 20.0, "eager call of a compiled frame", "eager calls of compiled frames", CountSignal::Form::kExtra}},
+    // A graph break splits a frame: a resume function and its compile, and the graph's work
+    // runs in pieces from then on.
+    {"graph_breaks", "torch.compile graph breaks", &ProbeCounts::has_compile_ledger, &ProbeCounts::graph_breaks,
+     compile_ledger_fields<&CompiledStats::graph_breaks>(), CountAggregate::kSum, true,
+     {"graph_breaks", 500.0, "torch.compile graph break", "torch.compile graph breaks"}},
+    {"compile_cache_misses", "torch.compile cache misses (FX graph, AOTAutograd)", &ProbeCounts::has_compile_ledger, &ProbeCounts::compile_cache_misses,
+     compile_ledger_fields<&CompiledStats::fx_cache_misses, &CompiledStats::aot_cache_misses>(), CountAggregate::kSum, true,
+     {"compile_cache_misses", 100.0, "torch.compile cache miss", "torch.compile cache misses"}},
     {"new_signatures", "first-seen op signatures", &ProbeCounts::has_dispatch, &ProbeCounts::new_signatures,
      fields_of<kDispatchSection, &DispatchStats::new_signatures>(), CountAggregate::kSum, true,
      {"new_signatures", 5.0, "first-seen op signature", "first-seen op signatures"}},

@@ -163,6 +163,32 @@ struct CompiledStats {
   /// False when sampling skipped the step: the counters are absent. A step that compiles is
   /// always observed (the compile callback turns the probe on).
   bool sampled = true;
+
+  // The compile ledger: torch's own counters, read by the Python package after a step that
+  // compiled (docs/python.md, "What the counts count"). Absent (all zero, `ledger` false) where
+  // only the C++ scopes were seen.
+  bool ledger = false;       ///< The fields below were read from torch's counters.
+  int64_t compile_ids = 0;   ///< Dynamo compiles started: one per compile id "F/C".
+  int64_t backward_compiles = 0;  ///< AOTAutograd's backward graphs, compiled at their first use.
+  int64_t graphs = 0;        ///< FX graphs dynamo captured.
+  int64_t graph_breaks = 0;  ///< Graph breaks: each splits a frame and adds a resume function.
+  int64_t fx_cache_hits = 0;  ///< Inductor's FX-graph cache.
+  int64_t fx_cache_misses = 0;
+  int64_t fx_cache_bypasses = 0;
+  int64_t aot_cache_hits = 0;  ///< AOTAutograd's cache.
+  int64_t aot_cache_misses = 0;
+  int64_t aot_cache_bypasses = 0;
+  int64_t kernels = 0;            ///< Kernels Inductor generated.
+  double dynamo_ms = 0.0;         ///< Compile time in dynamo: tracing the bytecode, guards.
+  double aot_ms = 0.0;            ///< In AOTAutograd: the joint graph and its partition.
+  double inductor_ms = 0.0;       ///< In Inductor: lowering and code generation.
+  double kernel_compile_ms = 0.0; ///< Compiling the generated C++ or Triton code.
+  int64_t cudagraph_recordings = 0;  ///< CUDA graphs recorded by cudagraph trees (a GPU only).
+  int64_t cudagraph_skips = 0;       ///< Graphs cudagraph trees declined to record.
+  /// Level: the most compiles one frame has made so far (its cache entries), and the limit at
+  /// which dynamo stops compiling it and runs it eagerly (torch._dynamo.config.recompile_limit).
+  int64_t frame_compiles_max = 0;
+  int64_t recompile_limit = 0;
 };
 
 /// One training step.
@@ -197,8 +223,16 @@ enum class EventKind {
   kLossWeightsChange,
   kOptimizerRebuild,
   kAlert,
-  kNote
+  kNote,
+  /// A torch.compile graph break, with dynamo's reason (the Python package's compile ledger).
+  kGraphBreak,
 };
+
+/// Every event kind, in run-file order: what parsing and the exporter's per-kind counters iterate.
+inline constexpr EventKind kEventKinds[] = {
+    EventKind::kPhaseStart,        EventKind::kCompile, EventKind::kLrChange,
+    EventKind::kLossWeightsChange, EventKind::kOptimizerRebuild, EventKind::kAlert,
+    EventKind::kNote,              EventKind::kGraphBreak};
 
 /// Name of an event kind in the run file ("phase_start", "compile", ...).
 const char* to_string(EventKind kind);

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string_view>
 
 #include "recompdiag/probes/step_probe.h"
 
@@ -41,6 +42,12 @@ class CompiledProbe final : public StepProbe {
 
   /// Adds time dynamo spent compiling to the current step (from dynamo's compile callbacks).
   void add_compile_time(double ms);
+  /// Records torch's own compile counters for the current step (the compile ledger, read by the
+  /// Python package): adds `value` to the field of the compiled section named `name` (kCount,
+  /// kMilliseconds), or sets it when the field is a level (kLevel), which later steps keep. From
+  /// the first call on, every step is marked `ledger`. Throws std::invalid_argument when the
+  /// section has no such field (or it is a flag).
+  void add_ledger(std::string_view name, double value);
   /// Observes the rest of the current step: called when dynamo starts compiling, so that the
   /// compiled region it is about to run is counted even on a step sampling skipped.
   void observe_now();
