@@ -166,4 +166,13 @@ TEST_CASE("torch.compile probe: the compile ledger adds counts, keeps levels, re
   CHECK(second.compiled->recompile_limit == 8);   // levels hold
   CHECK_THROWS_AS(probe.add_ledger("no_such_field", 1), std::invalid_argument);
   CHECK_THROWS_AS(probe.add_ledger("sampled", 1), std::invalid_argument);  // a flag is no ledger
+  CHECK_THROWS_AS(probe.add_ledger("compiles", 1), std::invalid_argument);  // the probe's own
+
+  // A compile between two steps: its counts go to the next step, not lost.
+  probe.add_ledger("graph_breaks", 2);
+  probe.begin_step({});
+  StepRecord third;
+  probe.end_step(third);
+  REQUIRE(third.compiled.has_value());
+  CHECK(third.compiled->graph_breaks == 2);
 }

@@ -182,6 +182,10 @@ TEST_CASE("run recorder: header with the turns, steps with phases, events and su
   CHECK(run.header.config == nlohmann::json{{"hidden", 2}});
   CHECK(run.header.turn_every_steps == 1);  // under ab's step turns: how its steps pair
   CHECK(run.header.probes.contains("optimizer"));
+  // The one wording of how steps are timed, as the trainer and the Python Monitor write it.
+  CHECK(run.header.step_timing == probes::step_timing_for("cpu"));
+  CHECK(probes::step_timing_for("cuda:0").find("synchronises with the device") !=
+        std::string::npos);
   REQUIRE(run.steps.size() == 6);
   CHECK(run.steps[3].phase == 1);
   CHECK(run.steps[4].phase == 2);

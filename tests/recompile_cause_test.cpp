@@ -48,13 +48,15 @@ TEST_CASE("recompile causes: names are whole words, and unknown guards stay uncl
   CHECK(cause_of("0/0: ___check_type_id(L['x'], 9412)") == "");
   CHECK(cause_of("") == "");
   CHECK(cause_of("L['flag'] == True") == "");  // a Python bool, neither number nor known flag
+  CHECK(cause_of("len(L['xs']) == 2") == "");  // a length: a shape, not a Python number
+  CHECK(cause_of("L['x'].size()[0] == 4") == "");
 }
 
 TEST_CASE("recompile causes: every cause has its words and a unique key") {
   std::set<std::string> keys;
   for (const RecompileCause& c : recompile_causes()) {
     CHECK(keys.insert(c.key).second);
-    CHECK(std::string(c.cause).size() > 10);
+    CHECK(std::string(c.what).size() > 10);
     CHECK(std::string(c.fix).size() > 10);
   }
   CHECK(keys.size() >= 10);

@@ -39,8 +39,12 @@ std::string_view expression(std::string_view guard) {
   return guard;
 }
 
-// "... == 0.7", "... == 3": a guard that holds a Python number as a constant of the graph.
+// "... == 0.7", "... == 3": a guard that holds a Python number as a constant of the graph. Not
+// a length or a size ("len(L['x']) == 2", "L['x'].size()[0] == 4"): those are shapes.
 bool equals_number(std::string_view e) {
+  if (has(e, "len(") || has(e, ".size()") || has(e, ".shape") || has(e, ".stride()")) {
+    return false;
+  }
   const size_t eq = e.rfind(" == ");
   if (eq == std::string_view::npos) return false;
   std::string_view v = e.substr(eq + 4);

@@ -99,9 +99,15 @@ void CompiledProbe::begin_step(const StepBegin& begin) {
     std::lock_guard<std::mutex> lock(state_->mutex);
     // Compile time noted between steps (a compile callback after end_step) stays with the next
     // step; the counts start afresh.
-    const double compile_ms = state_->step.compile_ms;
-    state_->step = state_->carried;
-    state_->step.compile_ms = compile_ms;
+    // So do the ledger's counts of a compile between the steps (its levels are carried).
+    CompiledStats next = state_->carried;
+    next.compile_ms = state_->step.compile_ms;
+    for (size_t i = kCompiledLedgerFirst + 1; i < kCompiledSection.size; ++i) {
+      const Field<CompiledStats>& f = kCompiledSection.fields[i];
+      if (f.unit == FieldUnit::kLevel) continue;
+      std::visit([&](auto member) { next.*member = state_->step.*member; }, f.member);
+    }
+    state_->step = next;
     state_->lookup_pending = false;
   }
   if (begin.observe_all || begin.step % sample_every_ == 0) observe_now();
@@ -129,8 +135,8 @@ void CompiledProbe::end_step(StepRecord& record) {
 
 void CompiledProbe::add_ledger(std::string_view name, double value) {
   const Field<CompiledStats>* field = nullptr;
-  for (const Field<CompiledStats>& f : kCompiledSection) {
-    if (name == f.name) field = &f;
+  for (size_t i = kCompiledLedgerFirst + 1; i < kCompiledSection.size; ++i) {
+    if (name == kCompiledSection.fields[i].name) field = &kCompiledSection.fields[i];
   }
   if (field == nullptr || field->unit == FieldUnit::kFlag) {
     throw std::invalid_argument("the compiled section has no ledger field '" + std::string(name) +

@@ -52,6 +52,13 @@ RunHeader run_header_here() {
   return h;
 }
 
+std::string step_timing_for(const std::string& device) {
+  return device.rfind("cuda", 0) == 0
+             ? "host steady clock around the step; ends after the loss read, which synchronises "
+               "with the device, so device work is included"
+             : "host steady clock around the step";
+}
+
 RunRecorder::RunRecorder(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
                          RunRecorderOptions options)
     : file_(checked(options).out) {
@@ -63,7 +70,7 @@ RunRecorder::RunRecorder(torch::nn::Module& model, torch::optim::Optimizer& opti
   h.optimizer = options.optimizer;
   h.device_requested = options.monitor.expected_device;
   h.device_used = options.monitor.expected_device;
-  h.step_timing = "host steady clock around the step (Monitor)";
+  h.step_timing = step_timing_for(options.monitor.expected_device);
   h.config = options.config;
   h.seed = options.seed;
   h.cupti = monitor_->cupti_availability();

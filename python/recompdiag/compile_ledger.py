@@ -1,6 +1,6 @@
 """torch.compile's own counters, read as what changed since the last read: the compile ledger of
 a step (graphs, graph breaks with their reasons, the FX-graph and AOTAutograd cache outcomes,
-kernels generated, compile time by stage, CUDA-graph recordings).
+kernels generated, compile time by stage, cudagraph trees' skips).
 
 The names on the right are torch's (`torch._dynamo.utils.counters` and
 `compilation_time_metrics`, torch 2.x); the names on the left are fields of the run file's
@@ -45,7 +45,6 @@ class CompileLedger:
         self._utils = utils
         self._last = self._totals()
         self._breaks = dict(utils.counters.get("graph_break", {}))
-        self.cudagraph_recordings = 0  # counted by a wrapper on a GPU (DynamoHooks)
 
     def _totals(self) -> dict[str, float]:
         counters = self._utils.counters
@@ -72,10 +71,9 @@ class CompileLedger:
             if d > 0:
                 delta[field] = d
         self._last = now
-        if self.cudagraph_recordings:
-            delta["cudagraph_recordings"] = self.cudagraph_recordings
-            self.cudagraph_recordings = 0
         breaks = dict(self._utils.counters.get("graph_break", {}))
+        if sum(breaks.values()) < sum(self._breaks.values()):
+            self._breaks = {}  # torch._dynamo.reset() cleared them: count from zero
         new = {r: n - self._breaks.get(r, 0) for r, n in breaks.items() if n > self._breaks.get(r, 0)}
         self._breaks = breaks
         return delta, new

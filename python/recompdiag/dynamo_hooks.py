@@ -25,9 +25,9 @@ class DynamoHooks:
         self._t0 = None
         self._installed: list = []
         self._ledger = None
-        self._compiled = {"compile_ids": 0, "backward_compiles": 0}  # since the last flush
+        self._compiled = dict.fromkeys(_TRIGGER_FIELDS.values(), 0)  # since the last flush
         self._dirty = False  # a compile started since the last flush
-        self._frame_compiles_max = 0
+        self._frame_compiles = 0  # the most compiles of a frame that recompiled since the flush
         try:
             import torch._dynamo.callback as callback
             import torch._dynamo.convert_frame as convert_frame
@@ -36,7 +36,6 @@ class DynamoHooks:
         from .compile_ledger import CompileLedger
 
         self._ledger = CompileLedger()
-        self._hook_cudagraph_recordings()
         handler = callback.callback_handler
         handler.register_start_callback(self._compile_start)
         handler.register_end_callback(self._compile_end)
@@ -95,8 +94,9 @@ class DynamoHooks:
         fields, breaks = self._ledger.read()
         fields.update({k: v for k, v in self._compiled.items() if v})
         self._compiled = dict.fromkeys(self._compiled, 0)
-        fields["frame_compiles_max"] = self._frame_compiles_max
+        fields["frame_compiles_max"] = self._frame_compiles
         fields["recompile_limit"] = _recompile_limit()
+        self._frame_compiles = 0
         self._monitor._add_ledger(fields)
         for reason, count in breaks.items():
             first, hints = graph_break_words(reason)
@@ -110,11 +110,13 @@ class DynamoHooks:
     def _compile_start(self, *args: Any) -> None:
         self._monitor._compiling()
         self._dirty = True
-        # torch 2.6 on: CallbackArgs(callback_trigger, compile_id); a lazy backward compile is
-        # AOTAutograd's, under the compile id of its forward.
-        trigger = getattr(args[0], "callback_trigger", None) if args else None
-        backward = trigger is not None and "BACKWARD" in str(trigger)
-        self._compiled["backward_compiles" if backward else "compile_ids"] += 1
+        # torch 2.6 on: CallbackArgs(callback_trigger, compile_id). DYNAMO is a compile id; a
+        # lazy backward compile is AOTAutograd's, under its forward's id; a CUDA-graph recording
+        # is cudagraph trees'. Autotuning counts time only. Before 2.6: no argument, a compile.
+        trigger = getattr(getattr(args[0], "callback_trigger", None), "name", "") if args else ""
+        field = _TRIGGER_FIELDS.get(trigger or "DYNAMO")
+        if field is not None:
+            self._compiled[field] += 1
         self._t0 = time.perf_counter()
 
     def _compile_end(self, *args: Any) -> None:
@@ -129,8 +131,12 @@ class DynamoHooks:
                     for line in str(reason).split("User stack trace")[0].splitlines() if line.strip()]
         # The newest compiled entry's failure first, as dynamo checks them; the older entries'
         # (one per earlier recompile) are in the event's detail, not in every alert's line.
-        # A frame's cache entries are its compiles so far: this one makes one more.
-        self._frame_compiles_max = max(self._frame_compiles_max, len(reasons) + 1)
+        # A frame's cache entries are its compiles so far: this one makes one more, unless the
+        # frame is at its limit, where dynamo refuses it (its warning is the cliff's note).
+        limit = _recompile_limit()
+        if limit and len(reasons) >= limit:
+            return
+        self._frame_compiles = max(self._frame_compiles, len(reasons) + 1)
         if not failures:
             text = "unknown guard failure"
         elif len(failures) == 1:
@@ -142,7 +148,7 @@ class DynamoHooks:
                     f" too)")
         detail = {"compiler": "dynamo", "function": code.co_name, "file": code.co_filename,
                   "line": code.co_firstlineno, "guard_failures": failures,
-                  "frame_compiles": len(reasons) + 1, "recompile_limit": _recompile_limit()}
+                  "frame_compiles": len(reasons) + 1, "recompile_limit": limit}
         cause = _core.recompile_cause(failures[0]) if failures else None
         reason = f"torch.compile recompiles {where}: guard failed: {text}"
         if cause is not None:
@@ -151,29 +157,13 @@ class DynamoHooks:
             reason += f"; cause: {cause['what']}; fix: {cause['fix']}{upstream}"
         self._monitor.note_event("compile", reason, detail)
 
-    def _hook_cudagraph_recordings(self) -> None:
-        """Counts cudagraph trees' recordings (a re-recording is torch.compile's other
-        recompile). They happen on a GPU only: elsewhere nothing is wrapped."""
-        import torch
 
-        if not torch.cuda.is_available():
-            return
-        try:
-            from torch._inductor import cudagraph_trees
-        except ImportError:
-            return
-        manager = getattr(cudagraph_trees, "CUDAGraphTreeManager", None)
-        original = getattr(manager, "record_function", None)
-        if original is None:
-            return
-        ledger = self._ledger
-
-        def record_function(tree, *args, **kwargs):
-            ledger.cudagraph_recordings += 1
-            return original(tree, *args, **kwargs)
-
-        manager.record_function = record_function
-        self._installed.append(lambda: setattr(manager, "record_function", original))
+# dynamo's compile-callback trigger -> the ledger field it counts (None: time only)
+_TRIGGER_FIELDS = {
+    "DYNAMO": "compile_ids",
+    "LAZY_BACKWARD": "backward_compiles",
+    "CUDAGRAPH_RECORDING": "cudagraph_recordings",
+}
 
 
 def _recompile_limit() -> int:

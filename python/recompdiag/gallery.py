@@ -6,13 +6,13 @@ the C++ gallery. Two parts:
   fault is diagnosed when the comparison names its signal as a count that B has more of (and the
   health rule it should raise fired in B); a healthy pair passes when its verdict is no
   regression.
-- The known causes (compile_faults.py): each fault's loop under the Monitor, in a process of its
-  own with a fresh Inductor cache; diagnosed when the run names the fault's cause with its fix.
-  Then one loop twice with one cache directory: cold, then warm, diagnosed when `compare` names
-  the cold side's cache misses.
+- The known causes (`--causes`, compile_faults.py): each fault's loop under the Monitor, in a
+  process of its own with a fresh Inductor cache; diagnosed when the run names the fault's cause
+  with its fix. With Inductor, then one loop twice with one cache directory, cold then warm:
+  diagnosed when `compare` fails the cold side on its compile cache misses.
 
     python -m recompdiag.gallery --cli build-torch2/recompdiag --out-dir gallery
-    python -m recompdiag.gallery --cli build-torch2/recompdiag --causes-only --backend inductor
+    python -m recompdiag.gallery --cli build-torch2/recompdiag --causes --backend inductor
 """
 
 from __future__ import annotations
@@ -103,8 +103,9 @@ def main(argv=None) -> int:
     p.add_argument("--backend", default="aot_eager")
     p.add_argument("--epochs", default="12,4")
     p.add_argument("--steps-per-epoch", default="5")
-    p.add_argument("--causes-only", action="store_true",
-                   help="score the known causes and the cold cache only, not the seed's faults")
+    p.add_argument("--causes", action="store_true",
+                   help="score the known causes (and, with inductor, a cold cache against a warm "
+                        "one) instead of the seed's faults")
     p.add_argument("--cause-steps", type=int, default=6)
     args = p.parse_args(argv)
     os.makedirs(args.out_dir, exist_ok=True)
@@ -112,10 +113,11 @@ def main(argv=None) -> int:
     rows = []
     from .compile_faults import FAULTS
 
-    for fault in FAULTS:
+    for fault in FAULTS if args.causes else ():
         rows.append(run_cause(args.out_dir, fault, args.backend, args.cause_steps))
-    rows.append(run_cold_warm(args.cli, args.out_dir, args.backend, args.cause_steps))
-    for fault, (flags, counts, rule) in ({} if args.causes_only else CASES).items():
+    if args.causes and args.backend == "inductor":  # the caches are Inductor's and AOTAutograd's
+        rows.append(run_cold_warm(args.cli, args.out_dir, args.backend, args.cause_steps))
+    for fault, (flags, counts, rule) in ({} if args.causes else CASES).items():
         verdict, more, rules = run_pair(args.cli, args.out_dir, fault, flags, flags + ["--fault", fault], common)
         ok = counts <= more and rule in rules
         rows.append({"pair": f"{fault} vs healthy twin", "verdict": verdict, "b_has_more": sorted(more),

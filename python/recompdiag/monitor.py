@@ -3,12 +3,9 @@
 
 from __future__ import annotations
 
-import datetime
 import json
 import os
-import socket
 import time
-import uuid
 from typing import Any, Iterable, Optional
 
 import torch
@@ -49,10 +46,11 @@ class Monitor:
     config: your run's configuration, kept in the run file's header.
     rank, world_size: this process's place in a data-parallel job; by default RANK and WORLD_SIZE
         as torchrun sets them. A rank of a job of two or more writes its own file, `out` with
-        ".rank{rank}" before ".jsonl", with the job's id in its header (torchrun's run id, else
-        one rank 0 hands out when torch.distributed is initialized, else MASTER_ADDR:MASTER_PORT);
-        `compare` reads the rank files as one job. Call `watch_ddp(model)` to time its
-        all-reduces: the job report then names the rank the others waited for.
+        ".rank{rank}" before ".jsonl", with the job's id in its header; `compare` reads the rank
+        files as one job. Call `watch_ddp(model)` to time its all-reduces: the job report then
+        names the rank the others waited for.
+    job_id: the id every rank of the job shares; by default torchrun's run id, else
+        MASTER_ADDR:MASTER_PORT (give one when several jobs share a rendezvous address).
     """
 
     def __init__(
@@ -74,6 +72,7 @@ class Monitor:
         seed: int = 0,
         rank: Optional[int] = None,
         world_size: Optional[int] = None,
+        job_id: Optional[str] = None,
     ) -> None:
         rank = int(os.environ.get("RANK", 0)) if rank is None else rank
         world_size = int(os.environ.get("WORLD_SIZE", 1)) if world_size is None else world_size
@@ -88,15 +87,11 @@ class Monitor:
             "device_used": device,
             "torch_version": torch.__version__,
             "cuda_available": torch.cuda.is_available(),
-            "step_timing": "host steady clock around the step"
-            + ("; ends after the loss read, which synchronises with the device" if device.startswith("cuda") else ""),
             "config": config or {},
             "seed": seed,
-            "start_time": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "host": socket.gethostname(),
         }
         if job:
-            header.update({"rank": rank, "world_size": world_size, "job_id": _job_id()})
+            header.update({"rank": rank, "world_size": world_size, "job_id": job_id or _job_id()})
         if compiled:
             header["probes"] = DynamoHooks.availability()
         options = {
@@ -160,11 +155,15 @@ class Monitor:
             self._step_in_phase = 0
         self._run.note_event(kind, reason, json.dumps(detail or {}))
 
-    def watch_ddp(self, model: torch.nn.Module, process_group: Any = None) -> None:
+    def watch_ddp(self, model: torch.nn.Module) -> None:
         """Times the all-reduces of a DistributedDataParallel model: each bucket's, from issue to
         completion, goes into the step's `comm` section (collectives, bytes, wait_ms). Registers a
-        DDP comm hook that all-reduces as DDP's default does; a model can have one comm hook."""
+        DDP comm hook that all-reduces over the model's own process group as DDP's default does;
+        a model can have one comm hook. On Gloo the completion is the all-reduce's end; on NCCL
+        it is when the work is queued on the stream, so wait_ms undercounts there."""
         from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+
+        process_group = getattr(model, "process_group", None)
 
         done = self._collectives
 
@@ -244,17 +243,11 @@ class Monitor:
 
 
 def _job_id() -> str:
-    """One id for every rank of a job: torchrun's run id; else rank 0's, handed out through
-    torch.distributed when it is initialized; else the rendezvous address."""
+    """One id for every rank of a job, from the launcher's environment alone (no collective: a
+    Monitor may be built on some ranks only): torchrun's run id, else the rendezvous address."""
     run_id = os.environ.get("TORCHELASTIC_RUN_ID", "")
     if run_id and run_id != "none":
         return run_id
-    import torch.distributed as dist
-
-    if dist.is_available() and dist.is_initialized():
-        box = [uuid.uuid4().hex[:16] if dist.get_rank() == 0 else None]
-        dist.broadcast_object_list(box, src=0)
-        return box[0]
     return f"{os.environ.get('MASTER_ADDR', '127.0.0.1')}:{os.environ.get('MASTER_PORT', '29500')}"
 
 

@@ -22,6 +22,7 @@
 #include "recompdiag/probes/compiled_probe.h"
 #include "recompdiag/probes/dispatcher_probe.h"
 #include "recompdiag/probes/monitor.h"
+#include "recompdiag/probes/run_recorder.h"
 #include "recompdiag/probes/training_state.h"
 #include "recompdiag/reports/prometheus_exporter.h"
 #include "recompdiag/reports/renderer.h"
@@ -130,6 +131,11 @@ class Run {
     line["schema"] = kRunSchemaVersion;
     line["tool_version"] = kToolVersion;
     header_ = parse_run_file(line.dump(), "the Python monitor's run header").header;
+    // What C++ says of every writer's run: the host, the start time, how steps are timed.
+    const RunHeader here = probes::run_header_here();
+    header_.host = here.host;
+    header_.start_time = here.start_time;
+    header_.step_timing = probes::step_timing_for(o.expected_device);
     // The probes Python runs itself (torch.compile's ledger, cudagraph trees) beside C++'s.
     const nlohmann::json python_probes = header_.probes;
     header_.probes = monitor_->probe_availability();
@@ -264,7 +270,7 @@ py::object recompile_cause(const std::string& guard) {
   if (c == nullptr) return py::none();
   py::dict d;
   d["cause"] = c->key;
-  d["what"] = c->cause;
+  d["what"] = c->what;
   d["fix"] = c->fix;
   d["upstream"] = c->upstream;
   return std::move(d);

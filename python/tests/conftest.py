@@ -15,3 +15,13 @@ def read_run(path):
 @pytest.fixture
 def run_file(tmp_path):
     return str(tmp_path / "run.jsonl")
+
+
+@pytest.fixture
+def fresh_dynamo():
+    """torch.compile's caches and counters reset around a test: its compiles are its own."""
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()

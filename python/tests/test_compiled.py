@@ -9,11 +9,7 @@ from conftest import read_run
 dynamo = pytest.importorskip("torch._dynamo")
 
 
-@pytest.fixture(autouse=True)
-def fresh_dynamo():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 
 def compiled_loop(monitor, lrs, dynamic=False):

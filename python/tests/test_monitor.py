@@ -33,6 +33,9 @@ def test_run_file_has_header_steps_and_summary(run_file):
     assert header["optimizer"] == "Adam"
     assert header["config"] == {"k": 1}
     assert header["torch_version"] == torch.__version__
+    # C++ writes what every writer's header says alike: how steps are timed, where and when.
+    assert header["step_timing"] == "host steady clock around the step"
+    assert header["host"] and header["start_time"].endswith("Z")
     assert header["probes"]["dispatch"]["available"] and header["probes"]["compiled"]["available"]
     assert [s["step"] for s in run["step"]] == [0, 1, 2, 3, 4]
     last = run["step"][-1]

@@ -83,8 +83,8 @@ void counts_table(const Comparison& c, std::ostream& out) {
   out << "</table>\n<p class=\"legend\">&ndash;: probe not available in that run (not zero).</p>\n";
 }
 
-// torch.compile's ledger per side and phase (the fields of the compiled section after its
-// `ledger` flag, as the section totals add them up): where there is one.
+// torch.compile's ledger per side and phase (the compiled section's fields after its `ledger`
+// flag, as the section totals add them up): where there is one.
 void compile_ledger_table(const Comparison& c, std::ostream& out) {
   struct Column {
     std::string title;
@@ -105,8 +105,7 @@ void compile_ledger_table(const Comparison& c, std::ostream& out) {
   out << "<h2>torch.compile ledger</h2>\n<table><tr><th class=\"l\">per phase</th>";
   for (const auto& col : cols) out << "<th>" << html_escape(col.title) << "</th>";
   out << "</tr>\n";
-  const size_t first = field_index(kCompiledSection, &CompiledStats::ledger) + 1;
-  for (size_t i = first; i < kCompiledSection.size; ++i) {
+  for (size_t i = kCompiledLedgerFirst + 1; i < kCompiledSection.size; ++i) {
     const Field<CompiledStats>& f = kCompiledSection.fields[i];
     out << "<tr><td class=\"l\" title=\"" << html_escape(f.help) << "\">" << f.name << "</td>";
     for (const auto& col : cols) {

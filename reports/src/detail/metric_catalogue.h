@@ -79,7 +79,7 @@ inline constexpr FamilySpec kMetricCatalogue[] = {
     {"recompdiag_compile_stage_seconds_total", FamilyType::kCounter, "torch.compile time by stage (dynamo, aot_autograd, inductor, kernel_compile), as torch's own timers measured"},
     {"recompdiag_cudagraph_recordings_total", FamilyType::kCounter, "CUDA graphs recorded by torch.compile's cudagraph trees"},
     {"recompdiag_cudagraph_skips_total", FamilyType::kCounter, "Graphs torch.compile's cudagraph trees declined to record"},
-    {"recompdiag_dynamo_frame_compiles_max", FamilyType::kGauge, "The most compiles one frame has made so far"},
+    {"recompdiag_dynamo_frame_compiles_max", FamilyType::kGauge, "Compiles of the frame that recompiled most at the latest step that compiled"},
     {"recompdiag_dynamo_recompile_limit", FamilyType::kGauge, "Compiles of one frame after which dynamo runs it eagerly (recompile_limit)"},
     {"recompdiag_cuda_allocator_bytes", FamilyType::kGauge, "CUDA caching allocator bytes at the latest step, by kind (allocated, reserved)"},
 };

@@ -21,10 +21,7 @@ RunHeader make_run_header(const TrainConfig& c, const std::string& device_used, 
     h.probes = {
         {"monitor", {{"available", false}, {"reason", "unavailable: monitor off (--no-monitor)"}}}};
   }
-  h.step_timing = device_used.rfind("cuda", 0) == 0
-                      ? "host steady clock around the step; ends after the loss read, which "
-                        "synchronises with the device, so device work is included"
-                      : "host steady clock around the step";
+  h.step_timing = probes::step_timing_for(device_used);
   h.config = c.to_json();
   h.seed = c.seed;
   return h;

@@ -5,7 +5,7 @@
 /// with its fix and, where there is one, the upstream issue that explains it.
 ///
 ///     if (const RecompileCause* c = classify_guard_failure("L['lr'] == 0.01")) {
-///       std::cout << c->cause << "; fix: " << c->fix << "\n";
+///       std::cout << c->what << "; fix: " << c->fix << "\n";
 ///     }
 
 #include <string_view>
@@ -16,7 +16,7 @@ namespace recompdiag {
 /// One known cause of recompiles. Plain constant data.
 struct RecompileCause {
   const char* key;       ///< Stable name in run files and JSON: "float_lr".
-  const char* cause;     ///< What happened, one sentence without a full stop.
+  const char* what;      ///< What happened, one sentence without a full stop.
   const char* fix;       ///< What to change, one sentence without a full stop.
   const char* upstream;  ///< "pytorch/pytorch#107076", or "" when there is none to cite.
 };

@@ -182,11 +182,12 @@ struct CompiledStats {
   double dynamo_ms = 0.0;         ///< Compile time in dynamo: tracing the bytecode, guards.
   double aot_ms = 0.0;            ///< In AOTAutograd: the joint graph and its partition.
   double inductor_ms = 0.0;       ///< In Inductor: lowering and code generation.
-  double kernel_compile_ms = 0.0; ///< Compiling the generated C++ or Triton code.
+  double kernel_compile_ms = 0.0; ///< Compiling its generated C++ (torch's compile_file).
   int64_t cudagraph_recordings = 0;  ///< CUDA graphs recorded by cudagraph trees (a GPU only).
   int64_t cudagraph_skips = 0;       ///< Graphs cudagraph trees declined to record.
-  /// Level: the most compiles one frame has made so far (its cache entries), and the limit at
-  /// which dynamo stops compiling it and runs it eagerly (torch._dynamo.config.recompile_limit).
+  /// Levels: the compiles (cache entries) of the frame that recompiled most at the latest step
+  /// that compiled (0 when that step compiled no frame again), and the limit at which dynamo
+  /// stops compiling a frame and runs it eagerly (torch._dynamo.config.recompile_limit).
   int64_t frame_compiles_max = 0;
   int64_t recompile_limit = 0;
 };

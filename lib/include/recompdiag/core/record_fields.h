@@ -259,13 +259,13 @@ inline constexpr Field<CompiledStats> kCompiledFields[] = {
      counter("recompdiag_compile_stage_seconds_total", "stage", "aot_autograd")},
     {"inductor_ms", &CompiledStats::inductor_ms, FieldUnit::kMilliseconds, "Compile time in Inductor: lowering and code generation",
      counter("recompdiag_compile_stage_seconds_total", "stage", "inductor")},
-    {"kernel_compile_ms", &CompiledStats::kernel_compile_ms, FieldUnit::kMilliseconds, "Compile time of the generated C++ or Triton code",
+    {"kernel_compile_ms", &CompiledStats::kernel_compile_ms, FieldUnit::kMilliseconds, "Compile time of the generated C++ kernels (torch's compile_file timer)",
      counter("recompdiag_compile_stage_seconds_total", "stage", "kernel_compile")},
     {"cudagraph_recordings", &CompiledStats::cudagraph_recordings, FieldUnit::kCount, "CUDA graphs recorded by cudagraph trees: a re-recording is torch.compile's other recompile",
      counter("recompdiag_cudagraph_recordings_total")},
     {"cudagraph_skips", &CompiledStats::cudagraph_skips, FieldUnit::kCount, "Graphs cudagraph trees declined to record (they run without a CUDA graph)",
      counter("recompdiag_cudagraph_skips_total")},
-    {"frame_compiles_max", &CompiledStats::frame_compiles_max, FieldUnit::kLevel, "The most compiles one frame has made so far",
+    {"frame_compiles_max", &CompiledStats::frame_compiles_max, FieldUnit::kLevel, "Compiles of the frame that recompiled most at the latest step that compiled",
      gauge("recompdiag_dynamo_frame_compiles_max")},
     {"recompile_limit", &CompiledStats::recompile_limit, FieldUnit::kLevel, "Compiles of one frame after which dynamo runs it eagerly",
      gauge("recompdiag_dynamo_recompile_limit")},
@@ -350,5 +350,12 @@ constexpr std::size_t field_index(const Section<S>& section, M S::*member) {
   }
   return section.size;
 }
+
+/// Where the compiled section's ledger starts: its `ledger` flag, then torch's own counters read
+/// by the Python package. The fields before it are the C++ probe's own (dynamo's scopes). Every
+/// reader of the ledger (the probe's add_ledger, the HTML report's table) starts here.
+inline constexpr std::size_t kCompiledLedgerFirst =
+    field_index(kCompiledSection, &CompiledStats::ledger);
+static_assert(kCompiledLedgerFirst < kCompiledSection.size, "the compiled section has a ledger");
 
 }  // namespace recompdiag

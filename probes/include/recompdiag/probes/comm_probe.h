@@ -25,11 +25,17 @@ class CommProbe final : public StepProbe {
   const char* name() const override { return sections::kComm; }
   const Availability& availability() const override { return availability_; }
   void begin_step(const StepBegin&) override { step_ = CommStats{}; }
-  void end_step(StepRecord& record) override { record.comm = step_; }
+  /// The step's section, from the first collective on: before any is recorded, nothing says the
+  /// collectives are timed at all (a Python job that never called watch_ddp), so the steps carry
+  /// no section rather than measured zeros.
+  void end_step(StepRecord& record) override {
+    if (recorded_any_) record.comm = step_;
+  }
 
   /// Adds one completed collective: the bytes this rank contributed, and the time from issuing
   /// it to its completion.
   void record_collective(int64_t bytes, double wait_ms) {
+    recorded_any_ = true;
     ++step_.collectives;
     step_.bytes += bytes;
     step_.wait_ms += wait_ms;
@@ -38,6 +44,7 @@ class CommProbe final : public StepProbe {
  private:
   Availability availability_;
   CommStats step_;
+  bool recorded_any_ = false;
 };
 
 }  // namespace recompdiag::probes

@@ -43,10 +43,11 @@ class CompiledProbe final : public StepProbe {
   /// Adds time dynamo spent compiling to the current step (from dynamo's compile callbacks).
   void add_compile_time(double ms);
   /// Records torch's own compile counters for the current step (the compile ledger, read by the
-  /// Python package): adds `value` to the field of the compiled section named `name` (kCount,
-  /// kMilliseconds), or sets it when the field is a level (kLevel), which later steps keep. From
-  /// the first call on, every step is marked `ledger`. Throws std::invalid_argument when the
-  /// section has no such field (or it is a flag).
+  /// Python package): adds `value` to the ledger field of the compiled section named `name`
+  /// (kCount, kMilliseconds; from kCompiledLedgerFirst on), or sets it when the field is a level
+  /// (kLevel), which later steps keep. Counts added between steps go to the next step. From the
+  /// first call on, every step is marked `ledger`. Throws std::invalid_argument for a name that
+  /// is not a ledger field (the probe's own fields, a flag, an unknown name).
   void add_ledger(std::string_view name, double value);
   /// Observes the rest of the current step: called when dynamo starts compiling, so that the
   /// compiled region it is about to run is counted even on a step sampling skipped.

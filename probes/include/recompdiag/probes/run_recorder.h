@@ -33,6 +33,11 @@ namespace recompdiag::probes {
 /// host and the start time (UTC, ISO 8601). The rest is the writer's.
 RunHeader run_header_here();
 
+/// How a Monitor's steps are timed on `device` (the header's `step_timing`): the host's steady
+/// clock around the step, which on CUDA ends after the loss read that synchronises with the
+/// device. The one wording of every writer (the trainer, RunRecorder, the Python Monitor).
+std::string step_timing_for(const std::string& device);
+
 /// Configuration of a RunRecorder. Plain data.
 struct RunRecorderOptions {
   /// The run file to write (JSON Lines, truncated). Required.
