@@ -3,6 +3,7 @@
 #include "cli/ab_flags.h"
 
 #include <iostream>
+#include <set>
 
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/noise_profile.h"
@@ -54,12 +55,16 @@ void add_ab_flags(CLI::App& cmd, AbFlags& f, bool with_quiet) {
 }
 
 bool applies_to_commands(const std::string& flag) {
-  for (const char* name :
-       {"--a-cmd", "--b-cmd", "--a-name", "--b-name", "--turn-timeout", "--turn-every", "--cpus",
-        "--out-dir", "--noise-profile", "--repeats", "--quiet", "--help"}) {
-    if (flag == name) return true;
-  }
-  return is_gate_flag(flag);
+  // The flags add_ab_flags() defines (and --help), read off an app it filled: one list.
+  static const std::set<std::string> names = [] {
+    CLI::App app;
+    AbFlags flags;
+    add_ab_flags(app, flags, /*with_quiet=*/true);
+    std::set<std::string> out;
+    for (const CLI::Option* option : app.get_options()) out.insert(option->get_name());
+    return out;
+  }();
+  return names.count(flag) > 0;
 }
 
 CompareOptions ab_base_options(const AbFlags& f) {

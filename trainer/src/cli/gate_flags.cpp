@@ -32,11 +32,6 @@ void add_gate_flags(CLI::App& cmd, GateFlags& flags) {
       ->group("Gate");
 }
 
-bool is_gate_flag(const std::string& flag) {
-  return flag == "--threshold" || flag == "--alpha" || flag == "--fail-on" ||
-         flag == "--strict-inconclusive";
-}
-
 void apply_gate_flags(const GateFlags& flags, CompareOptions& options) {
   options.threshold = flags.threshold_pct / 100.0;
   options.alpha = flags.alpha;

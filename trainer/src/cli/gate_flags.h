@@ -21,9 +21,6 @@ struct GateFlags {
 /// --strict-inconclusive to `cmd`, bound to `flags` (which must outlive parsing).
 void add_gate_flags(CLI::App& cmd, GateFlags& flags);
 
-/// The flags' names, for a command that accepts a subset of its flags in some form (`ab --a-cmd`).
-bool is_gate_flag(const std::string& flag);
-
 /// Sets options.threshold, alpha and fail_on from the flags; throws InputError on an unknown
 /// --fail-on name (the values are checked by CompareOptions::validate).
 void apply_gate_flags(const GateFlags& flags, CompareOptions& options);
