@@ -333,3 +333,37 @@ TEST_CASE("every term the report links is defined in it, and docs/glossary.md sa
     CHECK(contains(html, "id=\"" + anchor + "\""));
   }
 }
+
+TEST_CASE("the compile ledger is drawn where the runs have it, in HTML and Markdown alike") {
+  Pair p{read_run_file(fixture("compare_baseline.jsonl")),
+         read_run_file(fixture("compare_slower.jsonl")), {}};
+  // Without the ledger (the fixtures have no compiled section) there is no table.
+  p.c = compare_runs(p.a, p.b, measured_noise());
+  CHECK_FALSE(contains(render(ReportFormat::kHtml, p.c), "torch.compile ledger"));
+  CHECK_FALSE(contains(render(ReportFormat::kMarkdown, p.c), "torch.compile ledger"));
+  // B's cache was cold at its first step: 2 FX-graph misses and 1500 ms of kernel compiles.
+  for (RunFile* run : {&p.a, &p.b}) {
+    for (StepRecord& s : run->steps) {
+      s.compiled = CompiledStats{};
+      s.compiled->ledger = true;
+      s.compiled->recompile_limit = 8;
+    }
+  }
+  p.a.steps[0].compiled->fx_cache_hits = 2;
+  p.b.steps[0].compiled->fx_cache_misses = 2;
+  p.b.steps[0].compiled->kernel_compile_ms = 1500.0;
+  p.c = compare_runs(p.a, p.b, measured_noise());
+  const std::string html = render(ReportFormat::kHtml, p.c);
+  const std::string md = render(ReportFormat::kMarkdown, p.c);
+  REQUIRE(contains(html, "<h2>torch.compile ledger</h2>"));
+  // Columns: A phase 1, A phase 2, B phase 1, B phase 2.
+  CHECK(contains(html, "<td class=\"l\" title=\"Inductor FX-graph cache misses: the graph was "
+                       "compiled\">fx_cache_misses</td><td>0</td><td>0</td><td>2</td><td>0</td>"));
+  CHECK(contains(html, ">kernel_compile_ms</td><td>0</td><td>0</td><td>1500</td><td>0</td>"));
+  // A level is its largest value, not a sum over the steps.
+  CHECK(contains(html, ">recompile_limit</td><td>8</td><td>8</td><td>8</td><td>8</td>"));
+  REQUIRE(contains(md, "**torch.compile ledger**"));
+  CHECK(contains(md, "| fx_cache_misses | 0 | 0 | 2 | 0 |"));
+  CHECK(contains(md, "| recompile_limit | 8 | 8 | 8 | 8 |"));
+  CHECK_FALSE(contains(md, "| ledger |"));  // the flag is not a row
+}

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "detail/compile_ledger.h"
 #include "detail/format.h"
 #include "detail/glossary.h"
 #include "detail/headline.h"
@@ -83,24 +84,9 @@ void counts_table(const Comparison& c, std::ostream& out) {
   out << "</table>\n<p class=\"legend\">&ndash;: probe not available in that run (not zero).</p>\n";
 }
 
-// torch.compile's ledger per side and phase (the compiled section's fields after its `ledger`
-// flag, as the section totals add them up): where there is one.
+// torch.compile's ledger per side and phase, where there is one.
 void compile_ledger_table(const Comparison& c, std::ostream& out) {
-  struct Column {
-    std::string title;
-    const SectionTotal* totals;
-  };
-  std::vector<Column> cols;
-  for (const auto* r : {&c.a, &c.b}) {
-    for (const auto& p : r->phases) {
-      if (!p.counts.has_compile_ledger) continue;
-      for (const SectionTotal& s : p.counts.sections.sections()) {
-        if (std::string(s.name) == sections::kCompiled) {
-          cols.push_back({(r == &c.a ? "A phase " : "B phase ") + std::to_string(p.phase), &s});
-        }
-      }
-    }
-  }
+  const std::vector<detail::LedgerColumn> cols = detail::compile_ledger_columns(c);
   if (cols.empty()) return;
   out << "<h2>torch.compile ledger</h2>\n<table><tr><th class=\"l\">per phase</th>";
   for (const auto& col : cols) out << "<th>" << html_escape(col.title) << "</th>";
@@ -109,10 +95,7 @@ void compile_ledger_table(const Comparison& c, std::ostream& out) {
     const Field<CompiledStats>& f = kCompiledSection.fields[i];
     out << "<tr><td class=\"l\" title=\"" << html_escape(f.help) << "\">" << f.name << "</td>";
     for (const auto& col : cols) {
-      const FieldTotal& t = col.totals->fields[i];
-      // A level's largest value; a count's or a time's sum.
-      const double v = f.unit == FieldUnit::kLevel ? t.max : t.sum;
-      out << "<td>" << detail::printf_string("%.0f", v) << "</td>";
+      out << "<td>" << detail::printf_string("%.0f", detail::ledger_value(col, i)) << "</td>";
     }
     out << "</tr>\n";
   }

@@ -1,6 +1,9 @@
 #include <algorithm>
 #include <ostream>
+#include <string>
+#include <vector>
 
+#include "detail/compile_ledger.h"
 #include "detail/format.h"
 #include "detail/headline.h"
 #include "detail/job_report.h"
@@ -63,6 +66,24 @@ void write_convergence(const ConvergenceComparison& q, std::ostream& out) {
   }
 }
 
+// torch.compile's ledger per side and phase, where there is one.
+void write_compile_ledger(const Comparison& c, std::ostream& out) {
+  const std::vector<detail::LedgerColumn> cols = detail::compile_ledger_columns(c);
+  if (cols.empty()) return;
+  out << "\n**torch.compile ledger** (torch's own counters; times in ms):\n\n| per phase |";
+  for (const auto& col : cols) out << " " << col.title << " |";
+  out << "\n|---|";
+  for (size_t k = 0; k < cols.size(); ++k) out << "---:|";
+  out << "\n";
+  for (size_t i = kCompiledLedgerFirst + 1; i < kCompiledSection.size; ++i) {
+    out << "| " << kCompiledSection.fields[i].name << " |";
+    for (const auto& col : cols) {
+      out << " " << detail::printf_string("%.0f", detail::ledger_value(col, i)) << " |";
+    }
+    out << "\n";
+  }
+}
+
 }  // namespace
 
 void MarkdownRenderer::render(const Comparison& c, std::ostream& out) const {
@@ -119,6 +140,7 @@ void MarkdownRenderer::render(const Comparison& c, std::ostream& out) const {
     }
   }
 
+  write_compile_ledger(c, out);
   write_stretches(c.a, "A", out);
   write_stretches(c.b, "B", out);
   if (c.job_a) detail::write_job_markdown(*c.job_a, "A", out);
