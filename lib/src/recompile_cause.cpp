@@ -2,6 +2,7 @@
 #include "recompdiag/core/recompile_cause.h"
 
 #include <cctype>
+#include <string>
 
 namespace recompdiag {
 namespace {
