@@ -93,7 +93,7 @@ const StepRecord& RunRecorder::end_step(const at::Tensor& loss) {
   {
     RECORD_USER_SCOPE(kRecorderReadScope);
     const RecorderRead recorder_read;
-    value = loss.detach().to(at::kDouble).item<double>();
+    value = loss.item<double>();  // any dtype as a double, grad or not: no copy per step
   }
   return end_step(value);
 }
