@@ -6,8 +6,8 @@ The names on the right are torch's (`torch._dynamo.utils.counters` and
 `compilation_time_metrics`, torch 2.x); the names on the left are fields of the run file's
 `compiled` section (lib's record_fields.h), where the C++ side checks them. A counter this torch
 lacks reads 0. The stages do not overlap: dynamo is its tracing without the backend, AOTAutograd
-is the backend without Inductor's compile, Inductor is its compile without the kernels' C++ or
-Triton compile."""
+is the backend without Inductor's compile, Inductor is its compile without the C++ compile of its
+kernels (torch's `compile_file`)."""
 
 from __future__ import annotations
 
@@ -36,8 +36,8 @@ _STAGES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 
 
 class CompileLedger:
-    """Reads torch's counters into per-read deltas. `graph_break_reasons` of a read are the
-    reasons dynamo gave for the breaks since the read before (reason -> count)."""
+    """Reads torch's counters into per-read deltas, and the reasons dynamo gave for the graph
+    breaks since the read before (reason -> count), whose sum is the read's `graph_breaks`."""
 
     def __init__(self) -> None:
         from torch._dynamo import utils
@@ -51,7 +51,6 @@ class CompileLedger:
         out: dict[str, float] = {}
         for field, (group, name) in _COUNTS.items():
             out[field] = counters.get(group, {}).get(name, 0)
-        out["graph_breaks"] = sum(counters.get("graph_break", {}).values())
         metrics = sys.modules.get("torch._inductor.metrics")  # loaded once Inductor is used
         out["kernels"] = getattr(metrics, "generated_kernel_count", 0) if metrics else 0
         times = self._utils.compilation_time_metrics
@@ -76,6 +75,8 @@ class CompileLedger:
             self._breaks = {}  # torch._dynamo.reset() cleared them: count from zero
         new = {r: n - self._breaks.get(r, 0) for r, n in breaks.items() if n > self._breaks.get(r, 0)}
         self._breaks = breaks
+        if new:  # the count is the reasons' sum: the events add up to it by construction
+            delta["graph_breaks"] = sum(new.values())
         return delta, new
 
 
