@@ -132,11 +132,17 @@ FAULTS: dict[str, tuple[Callable[[Steps, str], None], str]] = {
 
 def run(fault: str, out: str, backend: str = "eager", n: int = 6) -> None:
     """Runs `fault`'s loop for `n` steps under a Monitor writing `out`."""
+    run_loop(FAULTS[fault][0], out, backend, n, config={"fault": fault})
+
+
+def run_loop(loop: Callable[[Steps, str], None], out: str, backend: str = "eager", n: int = 6,
+             config: dict | None = None) -> None:
+    """Runs `loop` (a fault's, or your own) for `n` steps under a Monitor writing `out`: every
+    step observed, warm-up 2 steps."""
     from .monitor import Monitor
 
-    loop, _ = FAULTS[fault]
     with Monitor(None, None, out, warmup_steps=2, log_alerts=False, dispatcher_sample_every=1,
-                 config={"fault": fault, "backend": backend}) as m:
+                 config={**(config or {}), "backend": backend}) as m:
 
         def steps() -> Iterator[int]:
             for i in range(n):

@@ -52,15 +52,20 @@ def run_pair(cli, out_dir, name, a_args, b_args, common):
     return report["verdict"], more, b_rules
 
 
+def run_fault(fault, backend, steps, out, cache):
+    """A fault's loop (compile_faults.py) in a process of its own, on Inductor cache `cache`."""
+    subprocess.run([sys.executable, "-m", "recompdiag.compile_faults", "--fault", fault,
+                    "--backend", backend, "--steps", str(steps), "--out", out],
+                   env=dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache), check=True,
+                   capture_output=True, text=True)
+
+
 def run_cause(out_dir, fault, backend, steps):
     """One known cause: its loop in a process of its own, with a fresh Inductor cache."""
     from .compile_faults import FAULTS
 
     out = os.path.join(out_dir, f"{fault}.jsonl")
-    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=os.path.join(out_dir, f"{fault}.inductor"))
-    subprocess.run([sys.executable, "-m", "recompdiag.compile_faults", "--fault", fault,
-                    "--backend", backend, "--steps", str(steps), "--out", out],
-                   env=env, check=True, capture_output=True, text=True)
+    run_fault(fault, backend, steps, out, os.path.join(out_dir, f"{fault}.inductor"))
     events = [json.loads(line) for line in open(out)]
     compiles = [e for e in events if e.get("type") == "event" and e["event"] == "compile"]
     named = [e["detail"].get("cause") for e in compiles]
@@ -80,10 +85,7 @@ def run_cold_warm(cli, out_dir, backend, steps):
     paths = {}
     for name in ("cold", "warm"):
         paths[name] = os.path.join(out_dir, f"cache-{name}.jsonl")
-        subprocess.run([sys.executable, "-m", "recompdiag.compile_faults", "--fault",
-                        "python_loss_weight", "--backend", backend, "--steps", str(steps), "--out",
-                        paths[name]], env=dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache),
-                       check=True, capture_output=True, text=True)
+        run_fault("python_loss_weight", backend, steps, paths[name], cache)
     report = os.path.join(out_dir, "cache-report.json")
     p = subprocess.run([cli, "compare", "--a", paths["warm"], "--b", paths["cold"],
                         "--fail-on", "compile_cache_misses", "--format", "json", "--out", report],

@@ -10,7 +10,6 @@ import textwrap
 import pytest
 import torch
 
-import recompdiag
 from recompdiag import compile_faults
 from conftest import read_run
 
@@ -20,22 +19,9 @@ dynamo = pytest.importorskip("torch._dynamo")
 pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 
-def monitor(run_file, **kw):
-    return recompdiag.Monitor(None, None, run_file, warmup_steps=2, log_alerts=False,
-                              dispatcher_sample_every=1, **kw)
-
-
 def run_under_monitor(run_file, loop, n=6):
-    m = monitor(run_file)
-
-    def steps():
-        for i in range(n):
-            with m.step(i) as s:
-                yield i
-                s.loss = 0.0
-
-    loop(steps)
-    m.close()
+    """A loop of the test's own (steps, backend), as the faults' loops run."""
+    compile_faults.run_loop(loop, run_file, backend="eager", n=n)
     return read_run(run_file)
 
 
@@ -63,8 +49,8 @@ def test_an_unknown_guard_keeps_dynamo_s_words(run_file):
     class Box:
         pass
 
-    def loop(steps):
-        f = torch.compile(lambda b, x: x * 2 if isinstance(b, Box) else x, backend="eager")
+    def loop(steps, backend):
+        f = torch.compile(lambda b, x: x * 2 if isinstance(b, Box) else x, backend=backend)
         for i in steps():
             f(Box() if i < 3 else 1, torch.randn(2))
 
@@ -108,10 +94,10 @@ def test_compile_ids_count_what_dynamo_compiled_and_nothing_after(run_file):
 def test_recompile_budget_warns_before_the_eager_cliff(run_file):
     lrs = [0.1 / (i + 1) for i in range(8)]
 
-    def loop(steps):
+    def loop(steps, backend):
         model = torch.nn.Linear(4, 1)
         opt = torch.optim.SGD(model.parameters(), lr=lrs[0])
-        step = torch.compile(opt.step, backend="eager", dynamic=False)  # a recompile per lr
+        step = torch.compile(opt.step, backend=backend, dynamic=False)  # a recompile per lr
         for i in steps():
             opt.param_groups[0]["lr"] = lrs[i]
             model(torch.randn(2, 4)).sum().backward()
