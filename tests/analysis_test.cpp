@@ -282,6 +282,11 @@ TEST_CASE("every count of kProbeCounts: a distinct key, member and signal kind")
     CAPTURE(f.key);
     CHECK(keys.insert(f.key).second);
     CHECK(labels.insert(f.label).second);
+    if (f.value == nullptr) {  // an umbrella: its parts' sum, never reported
+      CHECK_FALSE(f.reported);
+      CHECK_FALSE(static_cast<bool>(f.source.value));
+      continue;
+    }
     CHECK(std::find(members.begin(), members.end(), f.value) == members.end());
     members.push_back(f.value);
     if (f.signal.kind != nullptr) {
@@ -398,6 +403,73 @@ TEST_CASE(
   CHECK(c.resident_first_bytes == 1000);
   CHECK(c.resident_last_bytes == 1000 + 10 * static_cast<int64_t>(n - 1));
   CHECK_FALSE(ProbeCounts{}.has_optimizer);
+}
+
+TEST_CASE("syncs and copies: the dispatcher's where it runs, CUPTI's where it does not, never both") {
+  // Two probes see one sync from two layers: the dispatcher as an op, CUPTI as a CUDA call.
+  const auto counts = [](bool dispatcher, bool cupti) {
+    RunFile run = make_run({steady(20, 10)});
+    for (StepRecord& s : run.steps) {
+      s.dispatch.reset();
+      if (dispatcher) {
+        s.dispatch = DispatchStats{};
+        s.dispatch->syncs = 2;
+        s.dispatch->copies_d2h = 1;
+        s.dispatch->bytes_d2h = 4;
+      }
+      if (cupti) {
+        s.cupti = CuptiStats{};
+        s.cupti->syncs = 3;
+        s.cupti->memcpy_d2h = 1;
+        s.cupti->memcpy_h2d = 1;
+        s.cupti->bytes_d2h = 4;
+      }
+    }
+    return analyze_run(run).phases.at(0).counts;
+  };
+  const ProbeCounts both = counts(true, true);
+  CHECK(both.has_transfers);
+  CHECK(both.syncs == 20 * 2);
+  CHECK(both.copies == 20 * 1);
+  CHECK(both.copy_bytes == 20 * 4);
+  const ProbeCounts cupti_only = counts(false, true);
+  CHECK(cupti_only.has_transfers);
+  CHECK_FALSE(cupti_only.has_dispatch);
+  CHECK(cupti_only.syncs == 20 * 3);
+  CHECK(cupti_only.copies == 20 * 2);
+  const ProbeCounts neither = counts(false, false);
+  CHECK_FALSE(neither.has_transfers);
+  CHECK(neither.syncs == 0);
+  // The gate and the counted cost read the same definition: one source per count.
+  for (const ProbeCountField& f : kProbeCounts) {
+    if (f.gate.name == nullptr || std::string(f.gate.name) != "syncs") continue;
+    StepRecord step;
+    step.cupti = CuptiStats{};
+    step.cupti->syncs = 3;
+    CHECK(f.source.value(step) == 3);
+    step.dispatch = DispatchStats{};
+    step.dispatch->syncs = 2;
+    CHECK(f.source.value(step) == 2);
+    CHECK(f.gate.costed);
+    CHECK_FALSE(static_cast<bool>(f.gate.events));
+  }
+}
+
+TEST_CASE("umbrellas: cache_misses() is the sum of the counts that are its parts") {
+  ProbeCounts c;
+  c.jit_plan_builds = 1;
+  c.new_signatures = 10;
+  c.new_kernels = 100;
+  c.module_loads = 1000;
+  c.graph_instantiations = 10000;
+  c.syncs = 7;  // no part
+  CHECK(c.cache_misses() == 11111);
+  std::set<std::string> parts;
+  for (const ProbeCountField& f : kProbeCounts) {
+    if (f.part_of != nullptr && std::string(f.part_of) == kCacheMissesUmbrella) parts.insert(f.key);
+  }
+  CHECK(parts == std::set<std::string>{"jit_plan_builds", "new_signatures", "new_kernels",
+                                       "module_loads", "graph_instantiations"});
 }
 
 TEST_CASE("lr_not_in_effect: the analysis counts the steps on which the health rule alerts") {

@@ -102,19 +102,21 @@ std::pair<int64_t, std::string> describe(const ProbeCountField& f, const ProbeCo
                                          const std::string& optimizer) {
   using Form = CountSignal::Form;
   const CountSignal& sig = f.signal;
+  const char* one = sig.one != nullptr ? sig.one : f.one;
+  const char* many = sig.many != nullptr ? sig.many : f.many;
   const auto beyond_steady = [&](int64_t ProbeCounts::*m) {
     return excess(c.*m, steady.*m, steady.steps, c.steps);
   };
   int64_t n = c.*f.value;
   switch (sig.form) {
     case Form::kCount:
-      return {n, plural(n, sig.one, sig.many)};
+      return {n, plural(n, one, many)};
     case Form::kExtra:
       n = beyond_steady(f.value);
-      return {n, plural(n, sig.one, sig.many)};
+      return {n, plural(n, one, many)};
     case Form::kCopies:
       n = beyond_steady(f.value);
-      return {n, plural(n, sig.one, sig.many) + " (" +
+      return {n, plural(n, one, many) + " (" +
                      format_bytes(beyond_steady(&ProbeCounts::copy_bytes)) + ")"};
     case Form::kCompiles: {
       // Compile events name no compiler: those the other compilers' probes do not account for.
@@ -123,7 +125,7 @@ std::pair<int64_t, std::string> describe(const ProbeCountField& f, const ProbeCo
         if (g.signal.form == Form::kCompiles && g.value != f.value) others += c.*g.value;
       }
       n = std::max(n, events.compiles - others);
-      std::string text = plural(n, sig.one, sig.many);
+      std::string text = plural(n, one, many);
       if (!events.compile_reasons.empty()) {
         std::string joined;
         for (const auto& r : events.compile_reasons) joined += (joined.empty() ? "" : "; ") + r;
@@ -141,18 +143,18 @@ std::pair<int64_t, std::string> describe(const ProbeCountField& f, const ProbeCo
     case Form::kLr:
       return {n, "lr " + format_double("%g", c.lr_requested) + " requested but " +
                      format_double("%g", c.lr_effective) + " in effect (" +
-                     plural(n, sig.one, sig.many) + ")"};
+                     plural(n, one, many) + ")"};
     case Form::kMemoryGrowth: {
       const int64_t grown = c.resident_last_bytes - c.resident_first_bytes;
       return {n, "resident memory grew steadily (" + std::string(grown >= 0 ? "+" : "-") +
                      format_bytes(grown >= 0 ? grown : -grown) + " over " +
-                     plural(c.steps, "step", "steps") + ", " + plural(n, sig.one, sig.many) + ")"};
+                     plural(c.steps, "step", "steps") + ", " + plural(n, one, many) + ")"};
     }
     case Form::kAlerts:
       // A slow_step alert only restates that the stretch is slow: it is no probe signal; a
       // memory_growth alert is a signal of its own.
       n -= c.slow_step_alerts + c.memory_growth_alerts;
-      return {n, plural(n, sig.one, sig.many)};
+      return {n, plural(n, one, many)};
   }
   return {0, ""};
 }
@@ -231,7 +233,7 @@ std::vector<Signal> rank_phase_signals(const PhaseAnalysis& b, const PhaseAnalys
   if (a != nullptr) {
     const ProbeCounts base = with_compiles_folded(a->counts);
     for (const ProbeCountField& f : kProbeCounts) {
-      if (f.value == &ProbeCounts::steps) continue;
+      if (f.value == nullptr || f.value == &ProbeCounts::steps) continue;  // umbrellas: no member
       int64_t& v = c.*f.value;
       // Largest-on-one-step counts: what B has beyond A's worst step; the others beyond A's rate.
       v = f.aggregate == CountAggregate::kMax

@@ -1,6 +1,7 @@
 // The story a comparison tells first (Comparison::story): what each side paid at each switch,
 // what the counted events cost, then the steady state.
 #include <cmath>
+#include <string_view>
 
 #include "detail/attribution.h"
 #include "detail/compare_parts.h"
@@ -29,22 +30,16 @@ std::string switch_paid(const char* side, const RunAnalysis& r, const SwitchCost
       break;
     }
   }
-  const int64_t jit = jit_compiles_seen(c);
-  if (jit > 0) parts.push_back(plural(jit, "JIT compile", "JIT compiles") + reason);
-  if (c.dynamo_compiles > 0) {
-    parts.push_back(plural(c.dynamo_compiles, "torch.compile compile", "torch.compile compiles") +
-                    (jit > 0 ? "" : reason));
-  }
-  if (c.jit_plan_builds > 0) {
-    parts.push_back(plural(c.jit_plan_builds, "JIT plan build", "JIT plan builds"));
-  }
-  if (c.new_signatures > 0) {
-    parts.push_back(
-        plural(c.new_signatures, "first-seen op signature", "first-seen op signatures"));
-  }
-  if (c.module_loads > 0) parts.push_back(plural(c.module_loads, "module load", "module loads"));
-  if (c.new_kernels > 0) {
-    parts.push_back(plural(c.new_kernels, "first-seen kernel", "first-seen kernels"));
+  // What compiled or missed a cache: the parts of the umbrellas, in kProbeCounts' order, as their
+  // gates count them (JIT compiles as seen: compile events count).
+  bool reason_told = false;
+  for (const ProbeCountField& f : kProbeCounts) {
+    if (f.part_of == nullptr) continue;
+    const bool compile = std::string_view(f.part_of) == kCompilesUmbrella;
+    const int64_t n = f.gate.value ? f.gate.value(c, r, s.to_phase) : c.*f.value;
+    if (n <= 0) continue;
+    parts.push_back(plural(n, f.one, f.many) + (compile && !reason_told ? reason : ""));
+    reason_told = reason_told || compile;
   }
   if (c.optimizer_resets > 0) parts.push_back(optimizer_name(r.header) + " state reset");
   std::string text = side_label(side, r) + " paid " + format_number("%.3g s", s.tax_s);

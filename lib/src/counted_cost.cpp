@@ -14,7 +14,7 @@ namespace recompdiag::detail {
 
 namespace {
 
-// The costed counts (the gate table's, costed_counts()), one bit each in a step's mask.
+// The costed counts (kProbeCounts' costed gates, costed_counts()), one bit each in a step's mask.
 const std::vector<CostedCount>& costed_list() {
   const std::vector<CostedCount>& c = costed_counts();
   if (c.size() > 8) throw std::logic_error("more than 8 costed counts: widen the step masks");
@@ -89,8 +89,8 @@ PhaseMasks phase_masks(const ColumnarRun& run, const PhaseAnalysis& pa) {
                            m.step_compile_ms += first.compiled->compile_ms * static_cast<double>(n);
                          }
                          for (size_t c = 0; c < costed.size(); ++c) {
-                           const int64_t v0 = costed[c].per_step(first);
-                           const int64_t dv = costed[c].per_step(stride);
+                           const int64_t v0 = costed[c].events(first);
+                           const int64_t dv = costed[c].events(stride);
                            if (v0 <= 0 && dv <= 0) continue;
                            for (size_t j = 0; j < n; ++j) {
                              if (v0 + static_cast<int64_t>(j) * dv > 0) {

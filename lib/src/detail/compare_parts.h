@@ -32,26 +32,21 @@ std::optional<ConfigDifference> config_difference_beyond_seed(const RunHeader& a
 /// printf of one number into a string.
 std::string format_number(const char* format, double value);
 
-/// The JIT compiles of `c`: its probe's, or its compile events, whichever saw more. Compile events
-/// name no compiler: those torch.compile's probe accounts for are not JIT's.
-inline int64_t jit_compiles_seen(const ProbeCounts& c) {
-  return std::max(c.jit_compiles, c.compile_events - c.dynamo_compiles);
-}
-
-/// Whose clock measured a costed count's compile time: TorchScript's compile events (between
-/// steps, EventRecord detail "compile_ms") or torch.compile's `compiled.compile_ms` (in steps).
-enum class CompileClock { kNone, kJitEvents, kDynamoSteps };
-
-/// A gate count the counted cost prices: its name (count_names()), the events one step carries
-/// (linear in the step's probe fields, so that over a run of steps it is value(first) + j *
-/// value(stride)), and whose clock measured their compile time.
+/// A gate count the counted cost prices (a `costed` gate of kProbeCounts): its name
+/// (count_names()), its line, and whose clock measured its compile time.
 struct CostedCount {
   const char* name;
-  int64_t (*per_step)(const StepRecord& step);
+  const ProbeCountField* field;
   CompileClock clock = CompileClock::kNone;
+
+  /// The events one step carries: the gate's own per-step events, the count's source, or an
+  /// umbrella's parts' added up. Linear in the step's probe fields within a run of alike steps, so
+  /// that over a run of steps it is events(first) + j * events(stride).
+  int64_t events(const StepRecord& step) const;
+  static int64_t events_of(const ProbeCountField& f, const StepRecord& step);
 };
 
-/// The costed gate counts, in the gate table's order (compare_counts.cpp): the one list.
+/// The costed gate counts, in kProbeCounts' order (compare_counts.cpp).
 const std::vector<CostedCount>& costed_counts();
 
 /// The timing comparison of one phase (test, interval, figures), before the phases are judged

@@ -1,7 +1,8 @@
 #pragma once
 // The exporter's metric catalogue: every family it serves, with its type and HELP sentence, as one
 // table. The families fed by probe-section fields are named in record_fields.h; the catalogue
-// registers them all once, so HELP and TYPE are served from the first scrape.
+// registers them all once, so HELP and TYPE are served from the first scrape, and the compiler
+// checks that every family a field names is here with the field's type.
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
@@ -10,7 +11,10 @@
 #include <prometheus/registry.h>
 
 #include <string>
+#include <string_view>
 #include <unordered_map>
+
+#include "recompdiag/core/record_fields.h"
 
 namespace recompdiag::reports::detail {
 
@@ -84,6 +88,31 @@ inline constexpr FamilySpec kMetricCatalogue[] = {
     {"recompdiag_cuda_allocator_bytes", FamilyType::kGauge, "CUDA caching allocator bytes at the latest step, by kind (allocated, reserved)"},
 };
 // clang-format on
+
+// Whether the family a field feeds is in the catalogue with the field's type (a field that feeds
+// none is).
+constexpr bool in_catalogue(const MetricTarget& target) {
+  if (target.kind == MetricKind::kNone) return true;
+  const FamilyType type =
+      target.kind == MetricKind::kCounter ? FamilyType::kCounter : FamilyType::kGauge;
+  for (const FamilySpec& spec : kMetricCatalogue) {
+    if (std::string_view(spec.name) == target.family) return spec.type == type;
+  }
+  return false;
+}
+
+// Whether every family the probe sections' fields feed is in the catalogue.
+constexpr bool catalogue_covers_fields() {
+  bool covered = true;
+  for_each_section_constant([&](auto c) {
+    const auto& section = decltype(c)::value;
+    for (std::size_t i = 0; i < section.size; ++i) covered = covered && in_catalogue(section.fields[i].metric);
+  });
+  return covered;
+}
+static_assert(catalogue_covers_fields(),
+              "a probe-section field feeds a metric family that kMetricCatalogue lacks, or has with "
+              "another type");
 
 // Every family of the catalogue, registered in one registry and found by name. Lookups happen when
 // a run or a phase starts, never per step.

@@ -94,10 +94,9 @@ struct GateCount {
   std::string help;  ///< "every compiler's compiles: TorchScript's and torch.compile's ..."
 };
 
-/// The deterministic counts compared exactly, in the report's order: `compiles` (every
-/// compiler's), `jit_compiles`, `plan_builds`, `syncs`, `copies`, `cache_misses`, `alerts`,
-/// `dynamo_compiles`, `eager_fallbacks`. `compiles` is judged for `--fail-on` only: the report
-/// lists its parts (jit_compiles, dynamo_compiles). What `--help` and the docs list.
+/// The deterministic counts compared exactly: the gates of kProbeCounts (probe_counts.h), in its
+/// order, which is the report's. `compiles` (every compiler's) is judged for `--fail-on` only: the
+/// report lists its parts (jit_compiles, dynamo_compiles). What `--help` and the docs list.
 const std::vector<GateCount>& gate_counts();
 
 /// The names of gate_counts().
