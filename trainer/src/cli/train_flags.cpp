@@ -123,39 +123,37 @@ TrainConfig to_config(const TrainFlags& f) {
   }
   c.distributed =
       trainer::distributed_from_environment([](const char* n) { return std::getenv(n); });
-  if (c.distributed) {
-    if (f.world_size && *f.world_size != c.distributed->world_size) {
-      throw InputError(
-          "--world-size " + std::to_string(*f.world_size) +
-          " disagrees with the launcher's WORLD_SIZE=" + std::to_string(c.distributed->world_size));
-    }
-    c.distributed->rendezvous_timeout_s = f.rendezvous_timeout_s;
-    c.distributed->collective_timeout_s = f.collective_timeout_s;
-    c.distributed->backend = f.dist_backend;
-    c.distributed->validate();
-    check_backend(*c.distributed, resolve_device(c.device));
-  } else if (f.world_size) {
-    // The launcher's own check: the ranks it starts see the same flags with an environment.
-    if (*f.world_size < 1 || *f.world_size > trainer::kMaxLocalWorldSize) {
-      throw InputError("--world-size " + std::to_string(*f.world_size) + " is outside [1, " +
-                       std::to_string(trainer::kMaxLocalWorldSize) +
-                       "] (the ranks started on this machine)");
-    }
-    trainer::DistributedOptions job;
-    job.world_size = *f.world_size;
-    job.rendezvous_timeout_s = f.rendezvous_timeout_s;
-    job.collective_timeout_s = f.collective_timeout_s;
-    job.backend = f.dist_backend;
-    job.validate();
-    check_backend(job, resolve_device(c.device));  // once here, not once per rank
-    check_batch_shards(c.batch_size, job.world_size);
-    check_fault_rank(c.faults, job.world_size);
-  } else if (c.faults.has(FaultKind::kRecompileOneRank)) {
-    throw InputError(
-        "--fault recompile-one-rank needs a data-parallel run (--world-size N, or a launcher's "
-        "RANK and WORLD_SIZE)");
+  if (c.distributed && f.world_size && *f.world_size != c.distributed->world_size) {
+    throw InputError("--world-size " + std::to_string(*f.world_size) +
+                     " disagrees with the launcher's WORLD_SIZE=" +
+                     std::to_string(c.distributed->world_size));
   }
-  c.validate();
+  // The launcher's own rule: the ranks it starts see the same flags with an environment.
+  if (!c.distributed && f.world_size &&
+      (*f.world_size < 1 || *f.world_size > trainer::kMaxLocalWorldSize)) {
+    throw InputError("--world-size " + std::to_string(*f.world_size) + " is outside [1, " +
+                     std::to_string(trainer::kMaxLocalWorldSize) +
+                     "] (the ranks started on this machine)");
+  }
+  // The job this process is a rank of, or starts the ranks of.
+  std::optional<trainer::DistributedOptions> job = c.distributed;
+  if (!job && f.world_size) {
+    job.emplace();
+    job->world_size = *f.world_size;
+  }
+  if (job) {
+    job->rendezvous_timeout_s = f.rendezvous_timeout_s;
+    job->collective_timeout_s = f.collective_timeout_s;
+    job->backend = f.dist_backend;
+  }
+  if (c.distributed) c.distributed = job;
+  // One validator; a launcher checks its ranks' config once, here, not once per rank.
+  if (job && !c.distributed) {
+    c.validate_for_job(*job);
+  } else {
+    c.validate();
+  }
+  if (job) check_backend(*job, resolve_device(c.device));
   return c;
 }
 

@@ -221,8 +221,20 @@ const char* to_string(AbSchedule schedule) {
 }
 
 void AbExperimentOptions::validate() const {
-  a.config.validate();
-  b.config.validate();
+  if (job && (job->world_size < 1 || job->world_size > kMaxAbWorldSize)) {
+    throw InputError("ab --world-size " + std::to_string(job->world_size) + " is outside [1, " +
+                     std::to_string(kMaxAbWorldSize) + "] (two jobs run at once)");
+  }
+  for (const AbSide* side : {&a, &b}) {
+    if (job && side->config.distributed) {
+      throw InputError("ab starts its jobs' ranks itself: it cannot run as a launcher's rank");
+    }
+    if (job) {
+      side->config.validate_for_job(*job);
+    } else {
+      side->config.validate();
+    }
+  }
   detail::check_side_name(a.name);
   detail::check_side_name(b.name);
   if (a.name == b.name) {
@@ -231,22 +243,6 @@ void AbExperimentOptions::validate() const {
   }
   if (repeats < 1) throw InputError("--repeats must be >= 1, got " + std::to_string(repeats));
   detail::check_turn_settings(turn_every_steps, cpus);
-  if (job) {
-    if (job->world_size < 1 || job->world_size > kMaxAbWorldSize) {
-      throw InputError("ab --world-size " + std::to_string(job->world_size) + " is outside [1, " +
-                       std::to_string(kMaxAbWorldSize) + "] (two jobs run at once)");
-    }
-    DistributedOptions rank0 = *job;
-    rank0.rank = 0;
-    rank0.validate();  // the timeouts
-    for (const AbSide* side : {&a, &b}) {
-      if (side->config.distributed) {
-        throw InputError("ab starts its jobs' ranks itself: it cannot run as a launcher's rank");
-      }
-      check_batch_shards(side->config.batch_size, job->world_size);
-      check_fault_rank(side->config.faults, job->world_size);
-    }
-  }
   if (out_dir.empty()) throw InputError("--out-dir must not be empty");
   reports::validate(metrics);
 }

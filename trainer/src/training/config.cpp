@@ -121,6 +121,10 @@ void TrainConfig::validate() const {
     distributed->validate();
     check_batch_shards(batch_size, distributed->world_size);
     check_fault_rank(faults, distributed->world_size);
+  } else if (faults.has(FaultKind::kRecompileOneRank)) {
+    throw InputError(
+        "--fault recompile-one-rank needs a data-parallel run (--world-size N, or a launcher's "
+        "RANK and WORLD_SIZE)");
   }
   if (!(plateau.factor > 0 && plateau.factor < 1))
     throw InputError("--plateau-factor must be in (0, 1)");
@@ -129,6 +133,13 @@ void TrainConfig::validate() const {
   if (plateau.min_lr < 0 || plateau.min_delta < 0)
     throw InputError("--plateau-min-lr and --plateau-min-delta must be >= 0");
   check_device_name(device);
+}
+
+void TrainConfig::validate_for_job(const trainer::DistributedOptions& job) const {
+  TrainConfig rank = *this;
+  rank.distributed = job;
+  rank.distributed->rank = 0;
+  rank.validate();
 }
 
 void check_device_name(const std::string& device) {
