@@ -74,9 +74,9 @@ bool poll_until(int fd, short events, Clock::time_point deadline) {
   }
 }
 
-/// Writes one byte to `fd` with SIGPIPE blocked, so that a reader that is gone costs EPIPE only
-/// (the process's own SIGPIPE disposition stays as it is).
-void write_byte_without_sigpipe(int fd) {
+}  // namespace
+
+bool write_turn_token(int fd) {
   sigset_t pipe_only;
   sigemptyset(&pipe_only);
   sigaddset(&pipe_only, SIGPIPE);
@@ -96,9 +96,8 @@ void write_byte_without_sigpipe(int fd) {
     }
   }
   ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return n == 1;
 }
-
-}  // namespace
 
 std::string TurnChannelSpec::to_string() const {
   return std::to_string(read_fd) + "," + std::to_string(write_fd) +
@@ -186,7 +185,7 @@ void TurnChannel::pass_turn() {
   // A pipe with no room (a peer that never reads 64 KiB of turns) is given up on, not waited on.
   const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(spec_.timeout_ms);
   if (!poll_until(write_fd_, POLLOUT, deadline)) return;
-  write_byte_without_sigpipe(write_fd_);
+  write_turn_token(write_fd_);
 }
 
 std::string TurnChannel::timeout_message() const {

@@ -30,29 +30,6 @@ namespace recompdiag::trainer {
 
 namespace {
 
-/// Passes a one-byte token between the two jobs of a pair so they train epoch by epoch in turn
-/// (a single run's turns go through the TurnChannel its trainer takes from its environment).
-/// Each end holds the read side of its own pipe and the write side of the other's; when the other
-/// run is gone (its write side closed), waiting returns at once.
-struct TurnToken {
-  int mine = -1;    // read: my turn
-  int theirs = -1;  // write: their turn
-  bool first = true;
-
-  void wait() {
-    if (!first) pass();
-    first = false;
-    char byte;
-    while (::read(mine, &byte, 1) < 0 && errno == EINTR) {
-    }
-  }
-  void pass() {
-    const char byte = 1;
-    while (::write(theirs, &byte, 1) < 0 && errno == EINTR) {
-    }
-  }
-};
-
 /// One run to start: what it trains, where it writes, how it is called in messages.
 struct RunSpec {
   TrainConfig config;
@@ -65,8 +42,8 @@ struct RunSpec {
   bool takes_turns = false;
   /// Prints progress and the closing line (a job's rank 0 alone does).
   bool report = true;
-  /// A single run's turns (a job's go through TurnToken): the channel the child's trainer takes
-  /// from RECOMPDIAG_TURNS, as `ab --a-cmd/--b-cmd` hands it to a command.
+  /// A single run's turns: the channel the child's trainer takes from RECOMPDIAG_TURNS, as `ab
+  /// --a-cmd/--b-cmd` hands it to a command (a job's rank 0 takes its turns at epoch boundaries).
   std::optional<TurnChannelSpec> turns;
   /// The CPUs the child runs on (AbExperimentOptions::cpus); empty: not pinned.
   detail::CpuMask cpus;
@@ -74,8 +51,9 @@ struct RunSpec {
 
 /// Starts one run in a child process, so each starts as cold as a real job does (no JIT,
 /// allocator or thread-pool state inherited from another run); LibTorch is not touched in this
-/// process before the fork. With a token, the child takes turns with the other run of its pair.
-pid_t start_child(const RunSpec& run, bool quiet, TurnToken* token,
+/// process before the fork. With `epoch_turns`, the child takes turns with the other run of its pair
+/// at its epoch boundaries (a job's rank 0: its epoch barrier holds the other ranks too).
+pid_t start_child(const RunSpec& run, bool quiet, const TurnChannelSpec* epoch_turns,
                   const std::vector<int>& close_fds, detail::ForwardSignals& forward) {
   // A group of its own: a terminal's Ctrl-C reaches the parent alone, which forwards it once.
   // Until the trainer exists a signal ends the child as usual: it has recorded no step yet.
@@ -86,7 +64,7 @@ pid_t start_child(const RunSpec& run, bool quiet, TurnToken* token,
   }
   for (int fd : close_fds) ::close(fd);
   detail::pin_to_cpus(run.cpus);  // before LibTorch starts its threads: they inherit it
-  ::signal(SIGPIPE, SIG_IGN);     // the other run may have finished: passing the token is moot
+  ::signal(SIGPIPE, SIG_IGN);     // the other run may have finished: passing the turn is moot
   int code = 0;
   try {
     // Before the trainer exists: its monitor takes the channel as any trainer's would.
@@ -98,11 +76,14 @@ pid_t start_child(const RunSpec& run, bool quiet, TurnToken* token,
     if (metrics) trainer.add_sink(*metrics);
     trainer::TerminalProgress progress(stdout);
     if (!quiet && run.report) trainer.set_progress(&progress);
-    if (token) trainer.set_epoch_barrier([token] { token->wait(); });
-    if (!token && run.takes_turns) trainer.set_epoch_barrier([] {});
+    // Closed when the run ends: the other run sees end of file and trains on alone.
+    std::unique_ptr<TurnChannel> turns;
+    if (epoch_turns) turns = std::make_unique<TurnChannel>(*epoch_turns);
+    if (turns) trainer.set_epoch_barrier([&turns] { turns->wait_turn(); });
+    if (!turns && run.takes_turns) trainer.set_epoch_barrier([] {});
     StopOnSignals stop(trainer);
     TrainResult r = trainer.run();
-    if (token) token->pass();
+    turns.reset();
     if (stop.signal() != 0) {
       std::fflush(nullptr);
       ::_exit(128 + stop.signal());
@@ -134,10 +115,11 @@ int wait_child(pid_t pid, const std::string& label, detail::ForwardSignals& forw
 }
 
 /// Starts the ranks of `run`, a job, as job number `job` of `out`, meeting in `store_file`.
-/// Rank 0 holds `token` (null: no turns) and closes `close_fds`; the other ranks close
-/// `token_fds` too (a rank holding the other job's pipe would keep it from seeing rank 0 end).
-void start_job(const RunSpec& run, int job, const std::string& store_file, TurnToken* token,
-               const std::vector<int>& close_fds, const std::vector<int>& token_fds, bool quiet,
+/// Rank 0 takes `turns` (null: no turns) and closes `close_fds`; the other ranks close
+/// `turn_fds` too (a rank holding the other job's pipe would keep it from seeing rank 0 end).
+void start_job(const RunSpec& run, int job, const std::string& store_file,
+               const TurnChannelSpec* turns,
+               const std::vector<int>& close_fds, const std::vector<int>& turn_fds, bool quiet,
                detail::ForwardSignals& forward, std::vector<detail::RankProcess>& out) {
   const int world = run.job->world_size;
   for (int r = 0; r < world; ++r) {
@@ -146,12 +128,12 @@ void start_job(const RunSpec& run, int job, const std::string& store_file, TurnT
     d.rank = r;
     d.store_file = store_file;
     rank.path = rank_file_path(run.path, r);
-    rank.takes_turns = token != nullptr;
+    rank.takes_turns = turns != nullptr;
     rank.report = r == 0;
     // One endpoint per rank, as `train --world-size` serves them.
     rank.metrics.listen_addr = detail::rank_listen_addr(run.metrics.listen_addr, r);
     const pid_t pid =
-        start_child(rank, quiet, r == 0 ? token : nullptr, r == 0 ? close_fds : token_fds, forward);
+        start_child(rank, quiet, r == 0 ? turns : nullptr, r == 0 ? close_fds : turn_fds, forward);
     out.push_back({pid, job, r, world, run.label});
   }
 }
@@ -172,12 +154,12 @@ int run_interleaved_pair(RunSpec a, RunSpec b, bool b_first, int64_t every_steps
   // Closed however this returns: the children hold their own copies.
   detail::Pipe pa = detail::Pipe::make("the turns");  // A's turn
   detail::Pipe pb = detail::Pipe::make("the turns");  // B's turn
-  const char go = 1;
-  if (::write(b_first ? pb.write.get() : pa.write.get(), &go, 1) != 1) {
+  if (!write_turn_token(b_first ? pb.write.get() : pa.write.get())) {
     detail::throw_os_error("cannot give the first turn");
   }
-  TurnToken ta{pa.read.get(), pb.write.get()};
-  TurnToken tb{pb.read.get(), pa.write.get()};
+  // A job's rank 0 takes its turns at its epoch boundaries; a single run every `every_steps`.
+  TurnChannelSpec ta{pa.read.get(), pb.write.get(), a.job ? 0 : every_steps, kDefaultTurnTimeoutMs};
+  TurnChannelSpec tb{pb.read.get(), pa.write.get(), b.job ? 0 : every_steps, kDefaultTurnTimeoutMs};
   const std::vector<int> for_a = {pa.write.get(), pb.read.get()};  // what A's run closes
   const std::vector<int> for_b = {pb.write.get(), pa.read.get()};
   if (a.job) {
@@ -192,8 +174,8 @@ int run_interleaved_pair(RunSpec a, RunSpec b, bool b_first, int64_t every_steps
     return detail::pair_code(codes[0], codes[1]);
   }
   // A single run takes its turns through the channel a trainer reads from its environment.
-  a.turns = TurnChannelSpec{ta.mine, ta.theirs, every_steps, kDefaultTurnTimeoutMs};
-  b.turns = TurnChannelSpec{tb.mine, tb.theirs, every_steps, kDefaultTurnTimeoutMs};
+  a.turns = ta;
+  b.turns = tb;
   a.cpus = cpus;
   b.cpus = cpus;
   const pid_t ca = start_child(a, quiet, nullptr, for_a, forward);

@@ -89,11 +89,9 @@ void start_side(Side& side, const std::string& command, const std::string& label
 /// Gives `side` the turn (a byte it reads), unless its channel is over.
 void give_turn(Side& side) {
   if (!side.go.write.open()) return;
-  const char byte = 1;
-  // The parent holds a read end itself: no EPIPE. A full pipe (a side that never reads 64 KiB of
-  // turns) would be EAGAIN: that side is judged by its unread turns anyway.
-  while (::write(side.go.write.get(), &byte, 1) < 0 && errno == EINTR) {
-  }
+  // A full pipe (a side that never reads 64 KiB of turns) is not waited on: that side is judged
+  // by its unread turns anyway.
+  write_turn_token(side.go.write.get());
 }
 
 /// `side`'s channel is over (it closed it, or it ended): the other side runs on alone, its next

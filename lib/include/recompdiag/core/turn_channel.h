@@ -47,6 +47,12 @@ struct TurnChannelSpec {
   static TurnChannelSpec parse(const std::string& value);
 };
 
+/// Writes the one-byte turn token to `fd`: retried when a signal interrupts it, with SIGPIPE
+/// blocked so that a reader that is gone costs EPIPE only (the process's own SIGPIPE disposition
+/// stays as it is). False when no byte was written (the reader is gone, or a non-blocking pipe is
+/// full). The one writer of the token: TurnChannel, and `ab` giving a side its turn.
+bool write_turn_token(int fd);
+
 /// How a wait_turn() ended.
 enum class TurnWait {
   kTurn,       ///< The peer passed the turn.
