@@ -8,7 +8,7 @@
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/trainer/distributed.h"
 #include "recompdiag/trainer/model.h"
-#include "recompdiag/trainer/plateau.h"
+#include "recompdiag/core/lr_plateau.h"
 #include "test_util.h"
 #include "torch_doctest.h"
 

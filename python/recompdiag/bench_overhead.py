@@ -8,8 +8,8 @@ first steps, observed in full, are warm-up); between its stretches it is idle: i
 off, and a first stage measures what an idle monitor costs against none at all. The profiler is
 entered before its stretch and left after it, outside the timed steps. Each arm's per-round
 mean step time (the mean: a sampled step's cost counts) is divided by the round's uninstrumented
-mean: an arm's ratio is the
-geometric mean over rounds, with a bootstrap interval over rounds (which shared the machine).
+mean: an arm's ratio and its interval come from the rounds' ratios (which shared the machine)
+by the C++ bench's test, Yuen's trimmed paired test (recompdiag._core.arm_ratio).
 
     python -m recompdiag.bench_overhead --rounds 30
 """
@@ -17,14 +17,13 @@ geometric mean over rounds, with a bootstrap interval over rounds (which shared 
 from __future__ import annotations
 
 import argparse
-import math
-import random
 import statistics
 import sys
 import time
 
 import torch
 
+from . import _core
 from .monitor import Monitor
 from .seed import SeqModel, compile_steps, make_batches, make_steps, parse_args as seed_args
 
@@ -73,18 +72,11 @@ def stretch(arm, step, n, first, monitor=None):
 
 
 def ratio_line(name, arm_means, base_means):
-    g, lo, hi = geo_interval([m / n for m, n in zip(arm_means, base_means)])
-    verdict = "interval includes 1.0" if lo <= 1.0 <= hi else ""
-    return f"  {name:26s} {g:.3f}x (95% CI {lo:.3f}-{hi:.3f}) {verdict}"
-
-
-def geo_interval(ratios, confidence=0.95, resamples=4000):
-    rng = random.Random(1)  # the same resamples for every arm
-    logs = [math.log(r) for r in ratios]
-    boots = sorted(statistics.fmean(rng.choices(logs, k=len(logs))) for _ in range(resamples))
-    lo = boots[int((1 - confidence) / 2 * resamples)]
-    hi = boots[int((1 + confidence) / 2 * resamples) - 1]
-    return math.exp(statistics.fmean(logs)), math.exp(lo), math.exp(hi)
+    """The arm against the baseline over paired rounds, judged as `recompdiag bench overhead` judges
+    its arms (Yuen's trimmed paired test of the per-round ratios)."""
+    r = _core.arm_ratio(base_means, arm_means)
+    verdict = "interval includes 1.0" if r["includes_one"] else ""
+    return f"  {name:26s} {r['ratio']:.3f}x (95% CI {r['low']:.3f}-{r['high']:.3f}) {verdict}"
 
 
 def main(argv=None) -> int:

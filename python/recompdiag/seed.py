@@ -29,6 +29,7 @@ import time
 import torch
 import torch.nn.functional as F
 
+from . import _core
 from .monitor import Monitor
 
 FAULTS = ("lr-storm", "item-break", "shape-change")
@@ -67,24 +68,6 @@ def make_batches(args, seq_len: int, generator: torch.Generator):
         weight = valid * (0.5 + torch.rand(args.batch_size, seq_len, generator=generator))
         batches.append((x, y_cat, y_bin, weight))
     return batches
-
-
-class Plateau:
-    """Keras's ReduceLROnPlateau (mode min, factor 0.1, patience 10), as the C++ trainer has it."""
-
-    def __init__(self, factor=0.1, patience=10, min_delta=1e-4, min_lr=0.0):
-        self.factor, self.patience, self.min_delta, self.min_lr = factor, patience, min_delta, min_lr
-        self.best, self.wait = None, 0
-
-    def on_epoch_end(self, loss: float, lr: float):
-        if self.best is None or loss < self.best - self.min_delta:
-            self.best, self.wait = loss, 0
-            return None
-        self.wait += 1
-        if self.wait < self.patience or lr <= self.min_lr:
-            return None
-        self.wait = 0
-        return max(lr * self.factor, self.min_lr)
 
 
 def make_steps(model, optimizer, item_break=False):
@@ -206,7 +189,7 @@ def main(argv=None) -> int:
             if monitor:
                 monitor.note_event("loss_weights_change", f"loss weights {weights}", {"loss_weights": weights})
         set_lr(lr, f"phase {phase} lr")
-        plateau = Plateau()
+        plateau = _core.ReduceLrOnPlateau()  # the C++ trainer's, Keras's defaults
         current_lr = lr
         for epoch in range(epochs):
             seq_len = args.seq_len + (epoch % 3 if args.fault == "shape-change" else 0)

@@ -13,10 +13,12 @@
 
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/job.h"
+#include "recompdiag/core/lr_plateau.h"
 #include "recompdiag/core/recompile_cause.h"
 #include "recompdiag/core/record_fan_out.h"
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/core/run_set.h"
+#include "recompdiag/core/statistics.h"
 #include "recompdiag/core/version.h"
 #include "recompdiag/probes/comm_probe.h"
 #include "recompdiag/probes/compiled_probe.h"
@@ -276,6 +278,24 @@ py::object recompile_cause(const std::string& guard) {
   return std::move(d);
 }
 
+// stats::arm_ratio over paired rounds, as the C++ overhead bench judges its arms.
+py::dict arm_ratio(const std::vector<double>& baseline, const std::vector<double>& arm,
+                   double trim, double confidence) {
+  stats::RatioTestOptions options;
+  options.confidence = confidence;
+  const stats::ArmRatio r = stats::arm_ratio(baseline, arm, trim, options);
+  py::dict d;
+  d["ratio"] = r.test.ratio;
+  d["low"] = r.test.low;
+  d["high"] = r.test.high;
+  d["confidence"] = r.test.confidence;
+  d["rounds"] = r.test.n_a;
+  d["includes_one"] = r.includes_one;
+  d["wider_than_effect"] = r.wider_than_effect;
+  d["rounds_to_settle"] = r.rounds_to_settle;
+  return d;
+}
+
 }  // namespace recompdiag::python
 
 PYBIND11_MODULE(_core, m) {
@@ -290,6 +310,25 @@ PYBIND11_MODULE(_core, m) {
         "The known cause of a torch.compile guard failure: {cause, what, fix, upstream}, or None");
   m.def("rank_file_path", &recompdiag::rank_file_path, py::arg("out"), py::arg("rank"),
         "The run file of a data-parallel rank: run.jsonl -> run.rank0.jsonl");
+  m.def("arm_ratio", &recompdiag::python::arm_ratio, py::arg("baseline"), py::arg("arm"),
+        py::arg("trim") = 0.2, py::arg("confidence") = 0.95,
+        "arm[i] / baseline[i] over paired rounds: Yuen's trimmed paired test, as `recompdiag bench "
+        "overhead` judges its arms ({ratio, low, high, confidence, rounds, includes_one, "
+        "wider_than_effect, rounds_to_settle}); ValueError for fewer than two rounds, sides of "
+        "different length or a value not positive");
+  py::class_<recompdiag::ReduceLrOnPlateau>(
+      m, "ReduceLrOnPlateau",
+      "Keras's ReduceLROnPlateau (mode min), the C++ trainer's: on_epoch_end(loss, lr) returns "
+      "the new lr when it drops, else None")
+      .def(py::init([](double factor, int patience, double min_delta, int cooldown, double min_lr) {
+             return recompdiag::ReduceLrOnPlateau(
+                 recompdiag::PlateauOptions{factor, patience, min_delta, cooldown, min_lr});
+           }),
+           py::arg("factor") = 0.1, py::arg("patience") = 10, py::arg("min_delta") = 1e-4,
+           py::arg("cooldown") = 0, py::arg("min_lr") = 0.0)
+      .def("on_epoch_end", &recompdiag::ReduceLrOnPlateau::on_epoch_end, py::arg("loss"),
+           py::arg("lr"))
+      .def("reset", &recompdiag::ReduceLrOnPlateau::reset);
   py::class_<Run>(m, "Run")
       .def(py::init<py::object, py::object, const std::string&, const std::string&, const py::dict&,
                     const std::string&>(),

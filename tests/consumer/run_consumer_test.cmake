@@ -80,14 +80,16 @@ run("configure" ${CMAKE_COMMAND} -S "${SOURCE_DIR}" -B "${WORK_DIR}/build" -G "$
     -DCMAKE_BUILD_TYPE=Release "-DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix" ${torch_arg})
 run("build" ${CMAKE_COMMAND} --build "${WORK_DIR}/build" --parallel 2)
 check_reports_consumer("${WORK_DIR}/build")
-# The 0.3 API: its monitor, its gate's options and names (CMake reads JSON true as ON).
-run("consumer_api_0_3" "${WORK_DIR}/build/consumer_api_0_3")
-set(json "${last_output}")
-expect_keys("the 0.3 API" step 2 exit_code 1 fail_on 2 named ON turn_every_steps 0)
-# The 0.4 API: its recorder's run file read back whole, its gate counts and words.
+# The 0.4 API: its recorder's run file read back whole, its gate counts and words (CMake reads
+# JSON true as ON).
 run("consumer_api_0_4" "${WORK_DIR}/build/consumer_api_0_4" "${WORK_DIR}/api_0_4.jsonl")
 set(json "${last_output}")
 expect_keys("the 0.4 API" steps 4 fail_on 3 named ON summary ON)
+# The 0.5 API: a rank's file from core, the compile ledger, graph-break events, causes, the
+# ledger's gate counts and the reports' table by key.
+run("consumer_api_0_5" "${WORK_DIR}/build/consumer_api_0_5" "${WORK_DIR}/api_0_5.jsonl")
+set(json "${last_output}")
+expect_keys("the 0.5 API" steps 3 fail_on 2 named ON)
 # The README's trainer writes its run file: header, 300 steps in two phases, the summary.
 run("readme_example" "${WORK_DIR}/build/readme_example" "${WORK_DIR}/readme_run.jsonl")
 file(STRINGS "${WORK_DIR}/readme_run.jsonl" readme_steps REGEX "\"type\":\"step\"")

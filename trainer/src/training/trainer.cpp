@@ -12,7 +12,7 @@
 #include "recompdiag/probes/comm_probe.h"
 #include "recompdiag/probes/dispatcher_probe.h"
 #include "recompdiag/trainer/memory_estimate.h"
-#include "recompdiag/trainer/plateau.h"
+#include "recompdiag/core/lr_plateau.h"
 
 namespace recompdiag::trainer {
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "recompdiag/core/lr_plateau.h"
 #include "recompdiag/trainer/distributed.h"
 #include "recompdiag/trainer/faults.h"
 
@@ -31,15 +32,6 @@ const char* to_string(OptimizerHandoff handoff);
 /// Throws InputError naming the accepted values.
 TrainMode parse_train_mode(const std::string& text);
 OptimizerHandoff parse_optimizer_handoff(const std::string& text);
-
-/// Keras's ReduceLROnPlateau, with Keras's defaults (mode "min").
-struct PlateauOptions {
-  double factor = 0.1;
-  int patience = 10;
-  double min_delta = 1e-4;
-  int cooldown = 0;
-  double min_lr = 0.0;
-};
 
 /// One training phase: how long, with which loss weights and lr.
 struct PhaseConfig {

@@ -1,12 +1,20 @@
 #pragma once
 /// \file
-/// Keras's ReduceLROnPlateau callback (mode "min"), without LibTorch.
+/// Keras's ReduceLROnPlateau callback (mode "min"), without LibTorch: the seed's lr schedule, which
+/// the LibTorch trainer and the Python package's seed step alike.
 
 #include <optional>
 
-#include "recompdiag/trainer/config.h"
+namespace recompdiag {
 
-namespace recompdiag::trainer {
+/// Keras's ReduceLROnPlateau, with Keras's defaults (mode "min"). Plain data.
+struct PlateauOptions {
+  double factor = 0.1;
+  int patience = 10;
+  double min_delta = 1e-4;
+  int cooldown = 0;
+  double min_lr = 0.0;
+};
 
 /// Watches a loss once per epoch and lowers the lr by `factor` after `patience` epochs without an
 /// improvement of at least `min_delta`, then waits `cooldown` epochs; never below `min_lr`.
@@ -28,4 +36,4 @@ class ReduceLrOnPlateau {
   int cooldown_counter_ = 0;
 };
 
-}  // namespace recompdiag::trainer
+}  // namespace recompdiag

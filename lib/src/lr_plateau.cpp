@@ -1,9 +1,9 @@
-#include "recompdiag/trainer/plateau.h"
+#include "recompdiag/core/lr_plateau.h"
 
 #include <algorithm>
 #include <cmath>
 
-namespace recompdiag::trainer {
+namespace recompdiag {
 
 std::optional<double> ReduceLrOnPlateau::on_epoch_end(double loss, double current_lr) {
   // Keras: in_cooldown is checked first and decrements; improvement resets wait; otherwise, when
@@ -32,4 +32,4 @@ void ReduceLrOnPlateau::reset() {
   cooldown_counter_ = 0;
 }
 
-}  // namespace recompdiag::trainer
+}  // namespace recompdiag
