@@ -25,11 +25,11 @@ int64_t gate_value(const ProbeCountField& f, const ProbeCounts& counts, const Ru
                    int phase) {
   if (f.gate.value != nullptr) return f.gate.value(counts, run, phase);
   if (f.value != nullptr) return counts.*f.value;
-  int64_t sum = 0;
+  uint64_t sum = 0;  // wrapping: fuzzed counters must not overflow
   for (const ProbeCountField& part : kProbeCounts) {
-    if (is_part_of(part, f)) sum += gate_value(part, counts, run, phase);
+    if (is_part_of(part, f)) sum += static_cast<uint64_t>(gate_value(part, counts, run, phase));
   }
-  return sum;
+  return static_cast<int64_t>(sum);
 }
 
 // Whether a run measured count `f`: a gate value of its own always is; an umbrella when any of
@@ -112,23 +112,31 @@ std::vector<std::string> parse_fail_on(const std::string& text) {
 
 namespace detail {
 
-int64_t CostedCount::events(const StepRecord& step) const { return events_of(*field, step); }
+namespace {
 
-int64_t CostedCount::events_of(const ProbeCountField& f, const StepRecord& step) {
-  if (f.gate.events != nullptr) return f.gate.events(step);
-  if (f.source.value != nullptr) return f.source.value(step);
-  int64_t sum = 0;
-  for (const ProbeCountField& part : kProbeCounts) {
-    if (is_part_of(part, f)) sum += events_of(part, step);
+// What tells the events of count `f` on one step (CostedCount::sources).
+void add_event_sources(const ProbeCountField& f, std::vector<int64_t (*)(const StepRecord&)>& out) {
+  if (f.gate.events != nullptr) {
+    out.push_back(f.gate.events);
+  } else if (f.source.value != nullptr) {
+    out.push_back(f.source.value);
+  } else {
+    for (const ProbeCountField& part : kProbeCounts) {
+      if (is_part_of(part, f)) add_event_sources(part, out);
+    }
   }
-  return sum;
 }
+
+}  // namespace
 
 const std::vector<CostedCount>& costed_counts() {
   static const std::vector<CostedCount> costed = [] {
     std::vector<CostedCount> out;
     for (const ProbeCountField& f : kProbeCounts) {
-      if (gated(f) && f.gate.costed) out.push_back({f.gate.name, &f, f.gate.clock});
+      if (!gated(f) || !f.gate.costed) continue;
+      CostedCount c{f.gate.name, {}, f.gate.clock};
+      add_event_sources(f, c.sources);
+      out.push_back(std::move(c));
     }
     return out;
   }();

@@ -281,6 +281,9 @@ py::object recompile_cause(const std::string& guard) {
 // stats::arm_ratio over paired rounds, as the C++ overhead bench judges its arms.
 py::dict arm_ratio(const std::vector<double>& baseline, const std::vector<double>& arm,
                    double trim, double confidence) {
+  if (!(confidence > 0.0 && confidence < 1.0)) {
+    throw InputError("arm_ratio: confidence must be in (0, 1), got " + std::to_string(confidence));
+  }
   stats::RatioTestOptions options;
   options.confidence = confidence;
   const stats::ArmRatio r = stats::arm_ratio(baseline, arm, trim, options);

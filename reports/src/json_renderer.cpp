@@ -54,6 +54,7 @@ json counts_json(const ProbeCounts& c) {
               {"has_dispatch", c.has_dispatch},
               {"has_cupti", c.has_cupti},
               {"has_optimizer", c.has_optimizer},
+              {"has_transfers", c.has_transfers},
               {"cache_misses", c.cache_misses()},
               {"sections", sections_json(c.sections)}};
   for (const ProbeCountField& f : kProbeCountFields) out[f.key] = c.*f.value;

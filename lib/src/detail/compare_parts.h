@@ -33,17 +33,23 @@ std::optional<ConfigDifference> config_difference_beyond_seed(const RunHeader& a
 std::string format_number(const char* format, double value);
 
 /// A gate count the counted cost prices (a `costed` gate of kProbeCounts): its name
-/// (count_names()), its line, and whose clock measured its compile time.
+/// (count_names()), what tells the events one step carries, and whose clock measured its compile
+/// time.
 struct CostedCount {
   const char* name;
-  const ProbeCountField* field;
+  /// The gate's own per-step events, the count's source, or an umbrella's parts' sources: each
+  /// linear in the step's probe fields within a run of alike steps, so that over a run of steps
+  /// their sum is events(first) + j * events(stride).
+  std::vector<int64_t (*)(const StepRecord&)> sources;
   CompileClock clock = CompileClock::kNone;
 
-  /// The events one step carries: the gate's own per-step events, the count's source, or an
-  /// umbrella's parts' added up. Linear in the step's probe fields within a run of alike steps, so
-  /// that over a run of steps it is events(first) + j * events(stride).
-  int64_t events(const StepRecord& step) const;
-  static int64_t events_of(const ProbeCountField& f, const StepRecord& step);
+  /// The events `step` carries: the sum of `sources`, wrapping (fuzzed counters must not
+  /// overflow).
+  int64_t events(const StepRecord& step) const {
+    uint64_t n = 0;
+    for (const auto source : sources) n += static_cast<uint64_t>(source(step));
+    return static_cast<int64_t>(n);
+  }
 };
 
 /// The costed gate counts, in kProbeCounts' order (compare_counts.cpp).

@@ -96,7 +96,7 @@ void add_bench_diagnose_command(CLI::App& bench, CommandContext& ctx) {
     BenchDiagnose& s = *state;
     if (!s.flags.faults.empty()) throw InputError("bench diagnose takes --faults, not --fault");
     DiagnoseBenchOptions o = s.options;
-    o.config = to_config(s.flags);
+    o.config = to_single_process_config(s.flags, "bench diagnose");
     o.config.log_alerts = false;
     o.quiet = true;
     o.faults.clear();

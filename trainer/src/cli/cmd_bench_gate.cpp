@@ -90,7 +90,7 @@ void add_bench_gate_command(CLI::App& bench, CommandContext& ctx) {
     BenchGate& s = *state;
     if (wants_fault_list(s.flags)) throw InputError("bench gate takes no --fault");
     GateBenchOptions o = s.options;
-    o.config = to_config(s.flags);
+    o.config = to_single_process_config(s.flags, "bench gate");
     o.config.log_alerts = false;
     o.levels = parse_number_list(s.levels, "--levels");
     o.compare.threshold = s.threshold_pct / 100.0;

@@ -53,7 +53,7 @@ void add_bench_noise_command(CLI::App& bench, CommandContext& ctx) {
       profile = measure_noise_profile(runs);
     } else {
       NoiseBenchOptions o = s.options;
-      o.config = to_config(s.flags);
+      o.config = to_single_process_config(s.flags, "bench noise");
       if (!o.config.faults.empty())
         throw InputError("bench noise measures healthy runs: no --fault");
       o.config.log_alerts = false;

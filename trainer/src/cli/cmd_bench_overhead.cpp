@@ -176,7 +176,7 @@ void add_bench_overhead_command(CLI::App& bench, CommandContext& ctx) {
   add_bench_json_flag(*cmd, state->json);
   cmd->callback([state, &ctx] {
     BenchOverheadCommand& s = *state;
-    s.options.config = to_config(s.flags);
+    s.options.config = to_single_process_config(s.flags, "bench overhead");
     s.options.config.mode = parse_train_mode(s.mode);
     s.options.validate();
     s.instruction_options.sample_every = s.options.sample_every;

@@ -89,6 +89,13 @@ void add_train_flags(CLI::App& cmd, TrainFlags& f) {
       ->capture_default_str();
 }
 
+TrainConfig to_single_process_config(const TrainFlags& flags, const std::string& command) {
+  if (flags.world_size) {
+    throw InputError(command + " trains single processes: it takes no --world-size");
+  }
+  return to_config(flags);
+}
+
 bool launches_local_job(const TrainFlags& flags) {
   return flags.world_size.has_value() && std::getenv("RANK") == nullptr &&
          std::getenv("WORLD_SIZE") == nullptr;

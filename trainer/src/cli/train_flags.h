@@ -37,6 +37,10 @@ bool wants_fault_list(const TrainFlags& flags);
 /// --world-size must then agree with WORLD_SIZE.
 TrainConfig to_config(const TrainFlags& flags);
 
+/// to_config() for a command that trains single processes only (the benches): `--world-size` is
+/// refused, naming `command`, instead of being ignored.
+TrainConfig to_single_process_config(const TrainFlags& flags, const std::string& command);
+
 /// True when --world-size asks this process to start the ranks of a local job (it is not a rank
 /// itself).
 bool launches_local_job(const TrainFlags& flags);

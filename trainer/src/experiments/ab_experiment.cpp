@@ -51,10 +51,10 @@ struct RunSpec {
 
 /// Starts one run in a child process, so each starts as cold as a real job does (no JIT,
 /// allocator or thread-pool state inherited from another run); LibTorch is not touched in this
-/// process before the fork. With `epoch_turns`, the child takes turns with the other run of its pair
-/// at its epoch boundaries (a job's rank 0: its epoch barrier holds the other ranks too).
-pid_t start_child(const RunSpec& run, bool quiet, const TurnChannelSpec* epoch_turns,
-                  const std::vector<int>& close_fds, detail::ForwardSignals& forward) {
+/// process before the fork. With `run.turns`, the child takes turns with the other run of its pair as
+/// any trainer does with the channel in its environment.
+pid_t start_child(const RunSpec& run, bool quiet, const std::vector<int>& close_fds,
+                  detail::ForwardSignals& forward) {
   // A group of its own: a terminal's Ctrl-C reaches the parent alone, which forwards it once.
   // Until the trainer exists a signal ends the child as usual: it has recorded no step yet.
   const pid_t pid = detail::fork_into_group("the " + run.label + " run");
@@ -76,14 +76,11 @@ pid_t start_child(const RunSpec& run, bool quiet, const TurnChannelSpec* epoch_t
     if (metrics) trainer.add_sink(*metrics);
     trainer::TerminalProgress progress(stdout);
     if (!quiet && run.report) trainer.set_progress(&progress);
-    // Closed when the run ends: the other run sees end of file and trains on alone.
-    std::unique_ptr<TurnChannel> turns;
-    if (epoch_turns) turns = std::make_unique<TurnChannel>(*epoch_turns);
-    if (turns) trainer.set_epoch_barrier([&turns] { turns->wait_turn(); });
-    if (!turns && run.takes_turns) trainer.set_epoch_barrier([] {});
+    // Another rank of a job whose rank 0 takes the turns: it meets the others at every epoch
+    // barrier.
+    if (run.takes_turns && !run.turns) trainer.set_epoch_barrier([] {});
     StopOnSignals stop(trainer);
     TrainResult r = trainer.run();
-    turns.reset();
     if (stop.signal() != 0) {
       std::fflush(nullptr);
       ::_exit(128 + stop.signal());
@@ -115,7 +112,8 @@ int wait_child(pid_t pid, const std::string& label, detail::ForwardSignals& forw
 }
 
 /// Starts the ranks of `run`, a job, as job number `job` of `out`, meeting in `store_file`.
-/// Rank 0 takes `turns` (null: no turns) and closes `close_fds`; the other ranks close
+/// Rank 0 takes `turns` (null: no turns; the job takes them as one at epoch boundaries, as
+/// `train --world-size` under `ab --a-cmd` does) and closes `close_fds`; the other ranks close
 /// `turn_fds` too (a rank holding the other job's pipe would keep it from seeing rank 0 end).
 void start_job(const RunSpec& run, int job, const std::string& store_file,
                const TurnChannelSpec* turns,
@@ -129,11 +127,12 @@ void start_job(const RunSpec& run, int job, const std::string& store_file,
     d.store_file = store_file;
     rank.path = rank_file_path(run.path, r);
     rank.takes_turns = turns != nullptr;
+    if (turns && r == 0) rank.turns = *turns;
     rank.report = r == 0;
     // One endpoint per rank, as `train --world-size` serves them.
     rank.metrics.listen_addr = detail::rank_listen_addr(run.metrics.listen_addr, r);
     const pid_t pid =
-        start_child(rank, quiet, r == 0 ? turns : nullptr, r == 0 ? close_fds : turn_fds, forward);
+        start_child(rank, quiet, r == 0 ? close_fds : turn_fds, forward);
     out.push_back({pid, job, r, world, run.label});
   }
 }
@@ -157,7 +156,7 @@ int run_interleaved_pair(RunSpec a, RunSpec b, bool b_first, int64_t every_steps
   if (!write_turn_token(b_first ? pb.write.get() : pa.write.get())) {
     detail::throw_os_error("cannot give the first turn");
   }
-  // A job's rank 0 takes its turns at its epoch boundaries; a single run every `every_steps`.
+  // A job takes its turns at its epoch boundaries; a single run every `every_steps`.
   TurnChannelSpec ta{pa.read.get(), pb.write.get(), a.job ? 0 : every_steps, kDefaultTurnTimeoutMs};
   TurnChannelSpec tb{pb.read.get(), pa.write.get(), b.job ? 0 : every_steps, kDefaultTurnTimeoutMs};
   const std::vector<int> for_a = {pa.write.get(), pb.read.get()};  // what A's run closes
@@ -178,8 +177,8 @@ int run_interleaved_pair(RunSpec a, RunSpec b, bool b_first, int64_t every_steps
   b.turns = tb;
   a.cpus = cpus;
   b.cpus = cpus;
-  const pid_t ca = start_child(a, quiet, nullptr, for_a, forward);
-  const pid_t cb = start_child(b, quiet, nullptr, for_b, forward);
+  const pid_t ca = start_child(a, quiet, for_a, forward);
+  const pid_t cb = start_child(b, quiet, for_b, forward);
   pa = {};
   pb = {};
   const int code_a = wait_child(ca, a.label, forward);
@@ -304,7 +303,7 @@ AbExperimentResult run_ab_experiment(const AbExperimentOptions& options) {
   detail::ForwardSignals forward;
   auto run_one = [&](const RunSpec& r) {
     if (r.job) return run_job(r, options.quiet, forward);
-    return wait_child(start_child(r, options.quiet, nullptr, {}, forward), r.label, forward);
+    return wait_child(start_child(r, options.quiet, {}, forward), r.label, forward);
   };
   switch (options.schedule) {
     case AbSchedule::kInterleaved: {
@@ -340,7 +339,7 @@ int run_in_child(const TrainConfig& config, const std::string& path, const std::
   run.path = path;
   run.label = label;
   detail::ForwardSignals forward;
-  const int code = wait_child(start_child(run, quiet, nullptr, {}, forward), label, forward);
+  const int code = wait_child(start_child(run, quiet, {}, forward), label, forward);
   if (forward.signal() != 0) throw Interrupted(forward.signal(), label);
   return code;
 }

@@ -444,8 +444,8 @@ constexpr bool same_text(const char* a, const char* b) {
 }
 
 /// What the compiler checks of the table: distinct keys and gate names, every count has words,
-/// every umbrella has parts and every part an umbrella, an umbrella gate only where all of its
-/// parts add up plainly.
+/// every umbrella has parts and no source of its own, every part an umbrella that exists, every
+/// gate its help, every costed count something that tells its events per step.
 constexpr bool probe_counts_well_formed() {
   for (const ProbeCountField& f : kProbeCounts) {
     if (f.key == nullptr || f.label == nullptr || f.one == nullptr || f.many == nullptr) return false;
@@ -495,11 +495,13 @@ inline constexpr std::array<ProbeCountField, detail::kReportedProbeCounts> kProb
 }();
 
 inline int64_t ProbeCounts::cache_misses() const {
-  int64_t n = 0;
+  uint64_t n = 0;  // wrapping: fuzzed counters must not overflow
   for (const ProbeCountField& f : kProbeCounts) {
-    if (f.part_of != nullptr && detail::same_text(f.part_of, kCacheMissesUmbrella)) n += this->*f.value;
+    if (f.part_of != nullptr && detail::same_text(f.part_of, kCacheMissesUmbrella)) {
+      n += static_cast<uint64_t>(this->*f.value);
+    }
   }
-  return n;
+  return static_cast<int64_t>(n);
 }
 
 }  // namespace recompdiag
