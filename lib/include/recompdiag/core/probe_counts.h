@@ -172,37 +172,28 @@ struct ProbeCountField {
   const char* part_of = nullptr;  ///< The key of the umbrella this count is a part of.
   CountGate gate = {};
 
+  /// This line with `member` set to `value`.
+  template <class T>
+  constexpr ProbeCountField with(T ProbeCountField::*member, T value) const {
+    ProbeCountField f = *this;
+    f.*member = value;
+    return f;
+  }
+
   /// Read per step from `s`, added up as `how`.
   constexpr ProbeCountField from(CountSource s, CountAggregate how = CountAggregate::kSum) const {
-    ProbeCountField f = *this;
-    f.source = s;
-    f.aggregate = how;
-    return f;
+    return with(&ProbeCountField::source, s).with(&ProbeCountField::aggregate, how);
   }
   /// Not listed by the reports.
-  constexpr ProbeCountField unreported() const {
-    ProbeCountField f = *this;
-    f.reported = false;
-    return f;
-  }
+  constexpr ProbeCountField unreported() const { return with(&ProbeCountField::reported, false); }
   /// Ranked by attribution as `s`.
-  constexpr ProbeCountField ranked(CountSignal s) const {
-    ProbeCountField f = *this;
-    f.signal = s;
-    return f;
-  }
+  constexpr ProbeCountField ranked(CountSignal s) const { return with(&ProbeCountField::signal, s); }
   /// A part of the umbrella `umbrella_key`.
   constexpr ProbeCountField part(const char* umbrella_key) const {
-    ProbeCountField f = *this;
-    f.part_of = umbrella_key;
-    return f;
+    return with(&ProbeCountField::part_of, umbrella_key);
   }
   /// Gated as `g`.
-  constexpr ProbeCountField gated(CountGate g) const {
-    ProbeCountField f = *this;
-    f.gate = g;
-    return f;
-  }
+  constexpr ProbeCountField gated(CountGate g) const { return with(&ProbeCountField::gate, g); }
 };
 
 /// A count of member `value`, measured when `measured` is set (null: always).
