@@ -200,14 +200,7 @@ struct ProbeCountField {
 constexpr ProbeCountField count(const char* key, const char* label, const char* one,
                                 const char* many, bool ProbeCounts::*measured,
                                 int64_t ProbeCounts::*value) {
-  ProbeCountField f;
-  f.key = key;
-  f.label = label;
-  f.one = one;
-  f.many = many;
-  f.measured = measured;
-  f.value = value;
-  return f;
+  return {key, label, one, many, measured, value};
 }
 
 /// An umbrella count: the sum of its parts, measured when any of them is. Never reported (its
