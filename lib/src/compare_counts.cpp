@@ -19,19 +19,6 @@ bool is_part_of(const ProbeCountField& part, const ProbeCountField& umbrella) {
   return part.part_of != nullptr && std::string_view(part.part_of) == umbrella.key;
 }
 
-// The gate's value of count `f` for a phase: its own gate value, its member, or an umbrella's
-// parts added up.
-int64_t gate_value(const ProbeCountField& f, const ProbeCounts& counts, const RunAnalysis& run,
-                   int phase) {
-  if (f.gate.value != nullptr) return f.gate.value(counts, run, phase);
-  if (f.value != nullptr) return counts.*f.value;
-  uint64_t sum = 0;  // wrapping: fuzzed counters must not overflow
-  for (const ProbeCountField& part : kProbeCounts) {
-    if (is_part_of(part, f)) sum += static_cast<uint64_t>(gate_value(part, counts, run, phase));
-  }
-  return static_cast<int64_t>(sum);
-}
-
 // Whether a run measured count `f`: a gate value of its own always is; an umbrella when any of
 // its parts is.
 bool gate_measured(const ProbeCountField& f, const ProbeCounts& counts) {
@@ -55,6 +42,21 @@ std::string range(int64_t lo, int64_t hi) {
 }
 
 }  // namespace
+
+namespace detail {
+
+int64_t gate_value(const ProbeCountField& f, const ProbeCounts& counts, const RunAnalysis& run,
+                   int phase) {
+  if (f.gate.value != nullptr) return f.gate.value(counts, run, phase);
+  if (f.value != nullptr) return counts.*f.value;
+  uint64_t sum = 0;  // wrapping: fuzzed counters must not overflow
+  for (const ProbeCountField& part : kProbeCounts) {
+    if (is_part_of(part, f)) sum += static_cast<uint64_t>(gate_value(part, counts, run, phase));
+  }
+  return static_cast<int64_t>(sum);
+}
+
+}  // namespace detail
 
 namespace gate_values {
 

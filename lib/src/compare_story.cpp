@@ -36,7 +36,7 @@ std::string switch_paid(const char* side, const RunAnalysis& r, const SwitchCost
   for (const ProbeCountField& f : kProbeCounts) {
     if (f.part_of == nullptr) continue;
     const bool compile = std::string_view(f.part_of) == kCompilesUmbrella;
-    const int64_t n = f.gate.value ? f.gate.value(c, r, s.to_phase) : c.*f.value;
+    const int64_t n = gate_value(f, c, r, s.to_phase);
     if (n <= 0) continue;
     parts.push_back(plural(n, f.one, f.many) + (compile && !reason_told ? reason : ""));
     reason_told = reason_told || compile;

@@ -32,6 +32,11 @@ std::optional<ConfigDifference> config_difference_beyond_seed(const RunHeader& a
 /// printf of one number into a string.
 std::string format_number(const char* format, double value);
 
+/// The gate's value of count `f` (a line of kProbeCounts) in `run`'s `phase` whose counts are
+/// `counts`: its gate's own value, its member, or an umbrella's parts' added up (compare_counts.cpp).
+int64_t gate_value(const ProbeCountField& f, const ProbeCounts& counts, const RunAnalysis& run,
+                   int phase);
+
 /// A gate count the counted cost prices (a `costed` gate of kProbeCounts): its name
 /// (count_names()), what tells the events one step carries, and whose clock measured its compile
 /// time.
