@@ -41,14 +41,8 @@ int run_ab(AbCommand& s, CLI::App& cmd) {
         "ab starts its jobs' ranks itself (--world-size N): run it without a launcher's RANK "
         "and WORLD_SIZE");
   }
-  if (s.flags.world_size) {
-    // Each run of each pair is a local job of N ranks; the report compares the jobs.
-    DistributedOptions job;
-    job.world_size = *s.flags.world_size;
-    job.rendezvous_timeout_s = s.flags.rendezvous_timeout_s;
-    job.collective_timeout_s = s.flags.collective_timeout_s;
-    experiment.job = job;
-  }
+  // With --world-size each run of each pair is a local job of N ranks; the report compares jobs.
+  experiment.job = job_of_world_size(s.flags);
   experiment.a.config.mode = TrainMode::kRecompile;
   experiment.b.config = experiment.a.config;
   experiment.b.config.mode = TrainMode::kMutable;

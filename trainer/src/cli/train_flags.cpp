@@ -8,6 +8,18 @@
 
 namespace recompdiag::trainer::cli {
 
+namespace {
+
+// The job flags every rank shares: the timeouts and the backend.
+trainer::DistributedOptions with_job_flags(const TrainFlags& f, trainer::DistributedOptions job) {
+  job.rendezvous_timeout_s = f.rendezvous_timeout_s;
+  job.collective_timeout_s = f.collective_timeout_s;
+  job.backend = f.dist_backend;
+  return job;
+}
+
+}  // namespace
+
 void add_train_flags(CLI::App& cmd, TrainFlags& f) {
   TrainConfig& c = f.config;
   cmd.add_option("--optimizer-handoff", f.handoff,
@@ -103,6 +115,13 @@ bool launches_local_job(const TrainFlags& flags) {
 
 bool wants_fault_list(const TrainFlags& flags) { return flags.faults == "list"; }
 
+std::optional<trainer::DistributedOptions> job_of_world_size(const TrainFlags& flags) {
+  if (!flags.world_size) return std::nullopt;
+  trainer::DistributedOptions job;
+  job.world_size = *flags.world_size;
+  return with_job_flags(flags, job);
+}
+
 TrainConfig to_config(const TrainFlags& f) {
   TrainConfig c = f.config;
   c.faults = parse_faults(f.faults);
@@ -143,16 +162,8 @@ TrainConfig to_config(const TrainFlags& f) {
                      "] (the ranks started on this machine)");
   }
   // The job this process is a rank of, or starts the ranks of.
-  std::optional<trainer::DistributedOptions> job = c.distributed;
-  if (!job && f.world_size) {
-    job.emplace();
-    job->world_size = *f.world_size;
-  }
-  if (job) {
-    job->rendezvous_timeout_s = f.rendezvous_timeout_s;
-    job->collective_timeout_s = f.collective_timeout_s;
-    job->backend = f.dist_backend;
-  }
+  std::optional<trainer::DistributedOptions> job =
+      c.distributed ? with_job_flags(f, *c.distributed) : job_of_world_size(f);
   if (c.distributed) c.distributed = job;
   // One validator; a launcher checks its ranks' config once, here, not once per rank.
   if (job && !c.distributed) {
