@@ -97,6 +97,15 @@ TEST_CASE("the Markdown report leads with the verdict and tabulates each phase")
   CHECK(contains(md, "- Steady state: phase 1 "));
 }
 
+TEST_CASE("the Markdown report names a run by its file, and a job by its label and first file") {
+  Pair p = load("compare_baseline.jsonl", "compare_slower.jsonl");
+  p.c.a.path = "/runs/old/recompile.jsonl";
+  p.c.b.path = "job 65205fc6 (2 ranks: /runs/new/mutable.rank0.jsonl ...)";
+  const std::string md = render(ReportFormat::kMarkdown, p.c);
+  CHECK(contains(md, "A (baseline) = `recompile.jsonl` (recompile), B = `job 65205fc6 (2 ranks: "
+                     "mutable.rank0.jsonl ...)` (recompile)"));
+}
+
 TEST_CASE("every renderer prints the configured confidence level, never a fixed 95%") {
   Pair p = load("compare_baseline.jsonl", "compare_slower.jsonl");
   CompareOptions o = measured_noise();

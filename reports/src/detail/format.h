@@ -158,10 +158,14 @@ inline std::string unit_sentence(const Comparison& c) {
                                              : "from " + c.options.run_noise_source);
 }
 
-/// File name without its directories.
+/// A run's path without its directory; in a job's label ("job 65205fc6 (2 ranks:
+/// runs/a.rank0.jsonl ...)", job_run()), the label with its first rank file's name.
 inline std::string base_name(const std::string& path) {
   const auto slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
+  if (slash == std::string::npos) return path;
+  const auto label = path.rfind(": ", slash);
+  return (label == std::string::npos ? std::string() : path.substr(0, label + 2)) +
+         path.substr(slash + 1);
 }
 
 }  // namespace recompdiag::reports::detail
