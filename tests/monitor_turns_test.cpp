@@ -1,14 +1,19 @@
 // The Monitor's turns (MonitorOptions::take_turns): the channel RECOMPDIAG_TURNS hands over, taken
 // at take_turn() or every N steps in begin_step, outside the step's time; a timeout is noted once.
-// And the RunRecorder, which writes a Monitor's run file with how its steps pair under `ab`.
+// And the RunRecorder, which writes a Monitor's run file with how its steps pair under `ab`, a
+// rank's header fields, and what further sinks get.
 #include <fcntl.h>
+#include <torch/csrc/jit/api/compilation_unit.h>
+#include <torch/csrc/jit/frontend/ir_emitter.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "recompdiag/core/error.h"
+#include "recompdiag/core/record_sink.h"
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/core/turn_channel.h"
 #include "recompdiag/probes/monitor.h"
@@ -218,4 +223,93 @@ TEST_CASE("run recorder: header with the turns, steps with phases, events and su
   bad.monitor.expected_device = "gpu:x";
   CHECK_THROWS_AS(probes::RunRecorder(*model, adam, bad), InputError);
   CHECK(read_run_file(options.out).steps.size() == 6);
+}
+
+namespace {
+
+// Every record a sink was handed.
+struct Collected final : RecordSink {
+  std::vector<RunHeader> headers;
+  std::vector<StepRecord> steps;
+  std::vector<RunSummary> summaries;
+  void on_run_start(const RunHeader& h) override { headers.push_back(h); }
+  void on_step(const StepRecord& s) override { steps.push_back(s); }
+  void on_event(const EventRecord&) override {}
+  void on_run_end(const RunSummary& s) override { summaries.push_back(s); }
+};
+
+}  // namespace
+
+TEST_CASE("run recorder: a rank's header fields, further sinks, the summary's compiles and time") {
+  test::TempDir dir;
+  torch::nn::Linear model(4, 2);
+  torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
+  const torch::Tensor x = torch::randn({8, 4});
+  Collected sink;
+  probes::RunRecorderOptions options;
+  options.out = dir.file("run.rank1.jsonl");
+  options.mode = "ddp";
+  options.header = {{"rank", 1},
+                    {"world_size", 2},
+                    {"job_id", "job-7"},
+                    {"probes", {{"ledger", {{"available", false}, {"reason", "unavailable: x"}}}}}};
+  options.sinks = {&sink};
+  options.monitor = light_options();
+  {
+    // A source hands the tensors over, as the Python Monitor's does.
+    probes::TrainingStateSource source;
+    source.model = [&](std::vector<at::Tensor>& params, std::vector<at::Tensor>&) {
+      for (const at::Tensor& p : model->parameters()) params.push_back(p);
+    };
+    probes::RunRecorder recorder(std::move(source), options);
+    auto unit = torch::jit::compile("def loss(y):\n  return (y * y).mean()\n");
+    for (int64_t step = 0; step < 4; ++step) {
+      if (step == 2) {
+        recorder.note_event(EventKind::kPhaseStart, "loss weights", {{"phase", 2}});
+        recorder.monitor().watch(unit);  // one JIT compile, at step 2
+      }
+      recorder.begin_step();
+      adam.zero_grad();
+      const torch::Tensor loss = unit->run_method("loss", model(x)).toTensor();
+      loss.backward();
+      adam.step();
+      recorder.end_step(loss);
+    }
+  }
+  const RunFile run = read_run_file(options.out);
+  CHECK(run.header.mode == "ddp");
+  CHECK(run.header.rank == 1);
+  CHECK(run.header.world_size == 2);
+  CHECK(run.header.job_id == "job-7");
+  // The writer's own probe beside the Monitor's.
+  CHECK(run.header.probes["ledger"]["reason"] == "unavailable: x");
+  CHECK(run.header.probes.contains("placement"));
+  REQUIRE(run.steps.size() == 4);
+  CHECK(run.steps[2].phase == 2);
+  CHECK(run.steps[2].step_in_phase == 0);
+  CHECK(run.steps[3].step_in_phase == 1);
+  REQUIRE(run.steps[2].jit.has_value());
+  CHECK(run.steps[2].jit->compiles == 1);
+  REQUIRE(run.summary.has_value());
+  CHECK(run.summary->compiles == 1);
+  double steps_s = 0.0;
+  for (const StepRecord& s : run.steps) steps_s += s.wall_ms / 1000.0;
+  CHECK(run.summary->elapsed_s >= steps_s);  // the run's wall time, its steps within it
+  // The sink got what the file got.
+  REQUIRE(sink.headers.size() == 1);
+  CHECK(sink.headers[0].job_id == "job-7");
+  CHECK(sink.steps.size() == 4);
+  REQUIRE(sink.summaries.size() == 1);
+  CHECK(sink.summaries[0].compiles == 1);
+
+  // A sink alone needs no file; a header field the parser refuses is one error, and no file.
+  probes::RunRecorderOptions no_file = options;
+  no_file.out.clear();
+  probes::RunRecorder(probes::TrainingStateSource{}, no_file).close();
+  CHECK(sink.headers.size() == 2);
+  probes::RunRecorderOptions bad = options;
+  bad.out = dir.file("bad.jsonl");
+  bad.header = {{"world_size", "two"}};
+  CHECK_THROWS_AS(probes::RunRecorder(*model, adam, bad), InputError);
+  CHECK_FALSE(std::filesystem::exists(bad.out));
 }

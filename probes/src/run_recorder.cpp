@@ -3,6 +3,7 @@
 #include "recompdiag/probes/run_recorder.h"
 
 #include <ATen/record_function.h>
+#include <torch/cuda.h>
 #include <torch/version.h>
 #include <unistd.h>
 
@@ -33,12 +34,31 @@ std::string host_name() {
   return buf;
 }
 
-// The options, checked before the run file is opened: a bad option leaves no file behind (and an
-// earlier run's file whole).
-RunRecorderOptions checked(RunRecorderOptions options) {
-  if (options.out.empty()) throw InputError("RunRecorderOptions::out: no run file given");
+// The header the options describe, checked before anything is opened: a bad option leaves no
+// file behind (and an earlier run's file whole). The probes' availability comes with the Monitor.
+RunHeader header_of(const RunRecorderOptions& options) {
+  if (options.out.empty() && options.sinks.empty()) {
+    throw InputError("RunRecorderOptions::out: no run file given");
+  }
   options.monitor.validate();
-  return options;
+  if (!options.header.is_object()) {
+    throw InputError("RunRecorderOptions::header: not a JSON object");
+  }
+  RunHeader h = run_header_here();
+  h.mode = options.mode;
+  h.optimizer_handoff = "none";
+  h.optimizer = options.optimizer;
+  h.device_requested = options.monitor.expected_device;
+  h.device_used = options.monitor.expected_device;
+  h.cuda_available = torch::cuda::is_available();
+  h.step_timing = step_timing_for(options.monitor.expected_device);
+  h.config = options.config;
+  h.seed = options.seed;
+  if (options.header.empty()) return h;
+  // The writer's own fields, read as a run file's header is: one parser, its checks included.
+  nlohmann::ordered_json line = nlohmann::ordered_json::parse(to_json_line(h));
+  for (const auto& [key, value] : options.header.items()) line[key] = value;
+  return parse_run_file(line.dump(), "RunRecorderOptions::header").header;
 }
 
 }  // namespace
@@ -61,22 +81,32 @@ std::string step_timing_for(const std::string& device) {
 
 RunRecorder::RunRecorder(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
                          RunRecorderOptions options)
-    : file_(checked(options).out) {
-  options.monitor.event_sink = &file_;
-  monitor_ = std::make_unique<Monitor>(model, optimizer, options.monitor);
-  RunHeader h = run_header_here();
-  h.mode = options.mode;
-  h.optimizer_handoff = "none";
-  h.optimizer = options.optimizer;
-  h.device_requested = options.monitor.expected_device;
-  h.device_used = options.monitor.expected_device;
-  h.step_timing = step_timing_for(options.monitor.expected_device);
-  h.config = options.config;
-  h.seed = options.seed;
-  h.cupti = monitor_->cupti_availability();
-  h.probes = monitor_->probe_availability();
-  h.turn_every_steps = monitor_->turn_every_steps();  // under `ab`: how its steps pair
-  file_.on_run_start(h);
+    : RunRecorder(std::move(options), [&](MonitorOptions o) {
+        return std::make_unique<Monitor>(model, optimizer, std::move(o));
+      }) {}
+
+RunRecorder::RunRecorder(TrainingStateSource source, RunRecorderOptions options)
+    : RunRecorder(std::move(options), [&](MonitorOptions o) {
+        return std::make_unique<Monitor>(std::move(source), std::move(o));
+      }) {}
+
+RunRecorder::RunRecorder(
+    RunRecorderOptions options,
+    const std::function<std::unique_ptr<Monitor>(MonitorOptions)>& make_monitor)
+    : header_(header_of(options)), start_(std::chrono::steady_clock::now()) {
+  if (!options.out.empty()) sinks_.add(file_.emplace(options.out));
+  for (RecordSink* sink : options.sinks) {
+    if (sink != nullptr) sinks_.add(*sink);
+  }
+  options.monitor.event_sink = &sinks_;
+  monitor_ = make_monitor(options.monitor);
+  // The Monitor's probes, and those the writer runs itself (its header's) beside them.
+  const nlohmann::json writer_probes = header_.probes;
+  header_.probes = monitor_->probe_availability();
+  if (writer_probes.is_object()) header_.probes.update(writer_probes);
+  header_.cupti = monitor_->cupti_availability();
+  header_.turn_every_steps = monitor_->turn_every_steps();  // under `ab`: how its steps pair
+  sinks_.on_run_start(header_);
 }
 
 RunRecorder::~RunRecorder() {
@@ -111,8 +141,7 @@ const StepRecord& RunRecorder::end_step(StepRecord record) {
   record.step_in_phase = step_in_phase_++;
   monitor_->end_step(record);
   if (record.lr == 0.0 && record.optimizer) record.lr = record.optimizer->lr_effective;
-  file_.on_step(record);
-  elapsed_s_ += record.wall_ms / 1000.0;
+  sinks_.on_step(record);
   ++steps_;
   if (record.jit) compiles_ += record.jit->compiles;
   if (record.compiled) compiles_ += record.compiled->compiles;
@@ -131,18 +160,29 @@ void RunRecorder::start_phase(int phase, const std::string& reason) {
   step_in_phase_ = 0;
 }
 
+void RunRecorder::note_event(EventKind kind, const std::string& reason, nlohmann::json detail) {
+  if (kind == EventKind::kPhaseStart) {
+    const auto phase = detail.find("phase");
+    if (phase != detail.end() && phase->is_number_integer()) phase_ = phase->get<int>();
+    step_in_phase_ = 0;
+  }
+  monitor_->note_event(kind, reason, std::move(detail));
+}
+
 void RunRecorder::close(const std::string& status) {
   if (closed_) return;
   closed_ = true;
   RunSummary s;
   s.steps = steps_;
-  s.elapsed_s = elapsed_s_;
+  // The run's wall time, as the trainer's summary says it: not the other run's turns.
+  s.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() -
+                monitor_->turn_wait_s();
   s.compiles = compiles_;
   s.alerts = alerts_;
   s.status = status;
   s.final_loss = last_.loss;
   s.final_head_losses = last_.head_losses;
-  file_.on_run_end(s);
+  sinks_.on_run_end(s);
 }
 
 }  // namespace recompdiag::probes

@@ -111,10 +111,7 @@ class Monitor:
         }
         self._run = _core.Run(model, optimizer, out or "", json.dumps(header), options, metrics or "")
         self._optimizer = optimizer
-        self._started = time.monotonic()
         self._step = 0
-        self._epoch = 0
-        self._step_in_phase = 0
         self._loss_weights: list[float] = []
         self._hooks = DynamoHooks(self) if compiled else None
         self._collectives: list[tuple[int, float]] = []  # appended by comm hooks' callbacks
@@ -135,11 +132,8 @@ class Monitor:
             self._hooks.flush()
         while self._collectives:
             self._run.record_collective(*self._collectives.pop(0))
-        alerts = self._run.end_step(
-            loss, list(head_losses), self._loss_weights, lr, self._epoch, self._step_in_phase, wall_ms
-        )
+        alerts = self._run.end_step(loss, list(head_losses), self._loss_weights, lr, wall_ms)
         self._step += 1
-        self._step_in_phase += 1
         return alerts
 
     def step(self, step: Optional[int] = None) -> "_StepContext":
@@ -151,8 +145,6 @@ class Monitor:
         """Notes an event at the current step: "compile" (its reason goes into compile alerts),
         "phase_start" (detail {"phase": n}), "lr_change", "loss_weights_change", "optimizer_rebuild",
         "note"."""
-        if kind == "phase_start":
-            self._step_in_phase = 0
         self._run.note_event(kind, reason, json.dumps(detail or {}))
 
     def watch_ddp(self, model: torch.nn.Module) -> None:
@@ -183,7 +175,8 @@ class Monitor:
         model.register_comm_hook(process_group, timed_allreduce)
 
     def set_epoch(self, epoch: int) -> None:
-        self._epoch = epoch
+        """The epoch of the steps from now on (0 until set): with `ab --turn-every 0`, the turns."""
+        self._run.set_epoch(epoch)
 
     def set_loss_weights(self, weights: Iterable[float]) -> None:
         """The loss weights in effect, recorded with each step."""
@@ -223,7 +216,7 @@ class Monitor:
         if self._hooks is not None:
             self._hooks.remove()
             self._hooks = None
-        self._run.close(status, time.monotonic() - self._started)
+        self._run.close(status)
 
     def __enter__(self) -> "Monitor":
         return self

@@ -15,7 +15,6 @@
 #include "recompdiag/core/job.h"
 #include "recompdiag/core/lr_plateau.h"
 #include "recompdiag/core/recompile_cause.h"
-#include "recompdiag/core/record_fan_out.h"
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/core/run_set.h"
 #include "recompdiag/core/statistics.h"
@@ -23,7 +22,6 @@
 #include "recompdiag/probes/comm_probe.h"
 #include "recompdiag/probes/compiled_probe.h"
 #include "recompdiag/probes/dispatcher_probe.h"
-#include "recompdiag/probes/monitor.h"
 #include "recompdiag/probes/run_recorder.h"
 #include "recompdiag/probes/training_state.h"
 #include "recompdiag/reports/prometheus_exporter.h"
@@ -85,14 +83,20 @@ void tensors_of(const py::object& model, std::vector<at::Tensor>& params,
   for (const py::handle t : model.attr("buffers")()) buffers.push_back(THPVariable_Unpack(t.ptr()));
 }
 
+// The Python Monitor's run: a RunRecorder over a Python model and optimizer, writing the run file
+// (and serving Prometheus metrics) as a C++ loop's recorder does.
 class Run {
  public:
-  // `header` is the run header's JSON as Python builds it (mode, config, ...), completed here with
-  // what C++ knows (tool version, probes); `options` the MonitorOptions the Python API exposes.
+  // `header` is the run header's JSON as Python builds it (mode, config, rank, ...), completed by
+  // the recorder with what C++ knows (tool version, host, probes); `options` the MonitorOptions
+  // the Python API exposes.
   Run(py::object model, py::object optimizer, const std::string& out, const std::string& header,
       const py::dict& options, const std::string& metrics_listen)
       : model_(std::move(model)), optimizer_(std::move(optimizer)) {
-    probes::MonitorOptions o;
+    probes::RunRecorderOptions run;
+    run.out = out;
+    run.header = nlohmann::json::parse(header);
+    probes::MonitorOptions& o = run.monitor;
     o.expected_device = options["device"].cast<std::string>();
     o.dispatcher = options["dispatcher"].cast<bool>();
     o.dispatcher_sample_every = options["dispatcher_sample_every"].cast<int64_t>();
@@ -112,12 +116,8 @@ class Run {
       reports::MetricsOptions m;
       m.listen_addr = metrics_listen;
       exporter_ = std::make_unique<reports::PrometheusExporter>(m);
+      run.sinks.push_back(exporter_.get());
     }
-    if (!out.empty()) file_ = std::make_unique<RunFileSink>(out);
-    if (file_) fanout_.add(*file_);
-    if (exporter_) fanout_.add(*exporter_);
-
-    o.event_sink = &fanout_;
     probes::TrainingStateSource source;
     if (!model_.is_none()) {
       source.model = [this](std::vector<at::Tensor>& p, std::vector<at::Tensor>& b) {
@@ -125,26 +125,8 @@ class Run {
       };
     }
     if (!optimizer_.is_none()) source.optimizer = [this] { return snapshot_of(optimizer_); };
-    monitor_ = std::make_unique<probes::Monitor>(std::move(source), o);
-
-    // The run-file reader turns Python's fields into a RunHeader: one parser, its checks included.
-    nlohmann::json line = nlohmann::json::parse(header);
-    line["type"] = "run";
-    line["schema"] = kRunSchemaVersion;
-    line["tool_version"] = kToolVersion;
-    header_ = parse_run_file(line.dump(), "the Python monitor's run header").header;
-    // What C++ says of every writer's run: the host, the start time, how steps are timed.
-    const RunHeader here = probes::run_header_here();
-    header_.host = here.host;
-    header_.start_time = here.start_time;
-    header_.step_timing = probes::step_timing_for(o.expected_device);
-    // The probes Python runs itself (torch.compile's ledger, cudagraph trees) beside C++'s.
-    const nlohmann::json python_probes = header_.probes;
-    header_.probes = monitor_->probe_availability();
-    if (python_probes.is_object()) header_.probes.update(python_probes);
-    header_.cupti = monitor_->cupti_availability();
-    header_.turn_every_steps = monitor_->turn_every_steps();  // under `ab`: how it pairs
-    fanout_.on_run_start(header_);
+    recorder_ = std::make_unique<probes::RunRecorder>(std::move(source), std::move(run));
+    probes_ = recorder_->header().probes.dump();
   }
 
   void begin_step(int64_t step) { open().begin_step(step); }
@@ -152,99 +134,75 @@ class Run {
   // Reads the losses (the recorder's reads), ends the step, writes it; returns the fired rules.
   std::vector<std::string> end_step(const py::object& loss, const py::list& head_losses,
                                     const std::vector<double>& loss_weights, const py::object& lr,
-                                    int epoch, int64_t step_in_phase, double wall_ms) {
+                                    double wall_ms) {
+    probes::RunRecorder& recorder = open();
     StepRecord r;
     if (!loss.is_none()) r.loss = read_value(loss);
     for (const py::handle h : head_losses) r.head_losses.push_back(read_value(h));
     if (wall_ms > 0.0) r.wall_ms = wall_ms;
-    open().end_step(r);
-    r.phase = phase_;
-    r.epoch = epoch;
-    r.step_in_phase = step_in_phase;
     r.loss_weights = loss_weights;
-    if (!lr.is_none()) {
-      r.lr = read_value(lr);
-    } else if (r.optimizer) {
-      r.lr = r.optimizer->lr_effective;
-    }
-    fanout_.on_step(r);
-    ++steps_;
-    last_loss_ = r.loss;
-    last_heads_ = r.head_losses;
-    return r.alerts;
+    if (!lr.is_none()) r.lr = read_value(lr);
+    return recorder.end_step(std::move(r)).alerts;
   }
 
   void note_event(const std::string& kind, const std::string& reason, const std::string& detail) {
     const std::optional<EventKind> k = parse_event_kind(kind);
     if (!k) throw InputError("unknown event kind '" + kind + "'");
     nlohmann::json d = detail.empty() ? nlohmann::json::object() : nlohmann::json::parse(detail);
-    if (*k == EventKind::kPhaseStart && d.contains("phase")) phase_ = d["phase"].get<int>();
     open().note_event(*k, reason, std::move(d));
   }
+  void set_epoch(int epoch) { open().set_epoch(epoch); }
 
   // Dynamo starts compiling: the probes observe from now on (the region it is about to run).
   void observe_compile() {
-    if (monitor_) monitor_->observe_from_now();
+    if (recorder_) recorder_->monitor().observe_from_now();
   }
 
   void add_compile_time(double ms) {
-    if (!monitor_) return;  // a compile after close
-    if (probes::CompiledProbe* c = monitor_->compiled()) c->add_compile_time(ms);
+    if (!recorder_) return;  // a compile after close
+    if (probes::CompiledProbe* c = recorder_->monitor().compiled()) c->add_compile_time(ms);
   }
   // One collective of a data-parallel rank, completed: its bytes and the time from issuing it.
   void record_collective(int64_t bytes, double wait_ms) {
-    if (monitor_ && monitor_->comm()) monitor_->comm()->record_collective(bytes, wait_ms);
+    if (!recorder_) return;
+    if (probes::CommProbe* c = recorder_->monitor().comm()) c->record_collective(bytes, wait_ms);
   }
   // torch's own compile counters since the last read: {field of the compiled section: value}.
   void add_compile_ledger(const std::map<std::string, double>& fields) {
-    if (!monitor_) return;
-    probes::CompiledProbe* c = monitor_->compiled();
+    if (!recorder_) return;
+    probes::CompiledProbe* c = recorder_->monitor().compiled();
     if (c == nullptr) return;
     for (const auto& [name, value] : fields) c->add_ledger(name, value);
   }
-  void set_requested_lr(double lr) { open().set_requested_lr(lr); }
+  void set_requested_lr(double lr) { open().monitor().set_requested_lr(lr); }
   // Inspected from the next step on. A fresh optimizer shows as a state reset (its step counters
   // fall), as in the C++ Monitor.
   void set_model(py::object model) { model_ = std::move(model); }
   void set_optimizer(py::object optimizer) { optimizer_ = std::move(optimizer); }
-  void take_turn() { open().take_turn(); }
-  bool takes_turns() const { return monitor_ && monitor_->takes_turns(); }
-  std::string probes() const { return header_.probes.dump(); }
+  void take_turn() { open().monitor().take_turn(); }
+  bool takes_turns() const { return recorder_ && recorder_->monitor().takes_turns(); }
+  const std::string& probes() const { return probes_; }
   std::string metrics_url() const { return exporter_ ? exporter_->metrics_url() : ""; }
 
-  void close(const std::string& status, double elapsed_s) {
-    if (closed_) return;
-    closed_ = true;
-    RunSummary s;
-    s.steps = steps_;
-    s.elapsed_s = elapsed_s;
-    s.status = status;
-    s.final_loss = last_loss_;
-    s.final_head_losses = last_heads_;
-    fanout_.on_run_end(s);
+  void close(const std::string& status) {
+    if (!recorder_) return;
+    recorder_->close(status);
     // The probes go now, not when Python collects this object: their global callbacks would
     // otherwise keep counting, and a next Monitor's torch.compile probe would find one alive.
-    monitor_.reset();
+    recorder_.reset();
   }
 
  private:
-  probes::Monitor& open() {
-    if (!monitor_) throw InputError("the recompdiag monitor is closed");
-    return *monitor_;
+  probes::RunRecorder& open() {
+    if (!recorder_) throw InputError("the recompdiag monitor is closed");
+    return *recorder_;
   }
 
   py::object model_;
   py::object optimizer_;
-  std::unique_ptr<RunFileSink> file_;
-  std::unique_ptr<reports::PrometheusExporter> exporter_;
-  RecordFanOut fanout_;  // the run file, and the exporter when metrics are served
-  std::unique_ptr<probes::Monitor> monitor_;
-  RunHeader header_;
-  int phase_ = 1;
-  int64_t steps_ = 0;
-  double last_loss_ = 0.0;
-  std::vector<double> last_heads_;
-  bool closed_ = false;
+  std::unique_ptr<reports::PrometheusExporter> exporter_;  // outlives the recorder, a sink of it
+  std::unique_ptr<probes::RunRecorder> recorder_;
+  std::string probes_;  // the header's probes, JSON
 };
 
 }  // namespace
@@ -344,6 +302,7 @@ PYBIND11_MODULE(_core, m) {
       .def("add_compile_ledger", &Run::add_compile_ledger)
       .def("record_collective", &Run::record_collective)
       .def("observe_compile", &Run::observe_compile)
+      .def("set_epoch", &Run::set_epoch)
       .def("set_requested_lr", &Run::set_requested_lr)
       .def("set_model", &Run::set_model)
       .def("set_optimizer", &Run::set_optimizer)

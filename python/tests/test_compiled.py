@@ -88,6 +88,10 @@ def test_float_lr_change_recompiles_with_its_guard_failure(run_file):
     assert "self.param_groups[0]['lr'] == 0.01" in reasons[0]["reason"]
     alerts = [e for e in run["event"] if e["event"] == "alert"]
     assert len(alerts) == 1 and "param_groups[0]['lr']" in alerts[0]["reason"]
+    # The summary adds up what the steps say (the C++ recorder writes it).
+    summary = run["summary"][0]
+    assert summary["compiles"] == sum(s["compiled"]["compiles"] for s in run["step"]) >= 2
+    assert summary["alerts"] == 1
 
 
 def test_recompile_limit_cliff_is_a_compiled_fallback(run_file):

@@ -18,14 +18,20 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "recompdiag/core/record.h"
+#include "recompdiag/core/record_fan_out.h"
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/probes/monitor.h"
+#include "recompdiag/probes/training_state.h"
 
 namespace recompdiag::probes {
 
@@ -40,7 +46,7 @@ std::string step_timing_for(const std::string& device);
 
 /// Configuration of a RunRecorder. Plain data.
 struct RunRecorderOptions {
-  /// The run file to write (JSON Lines, truncated). Required.
+  /// The run file to write (JSON Lines, truncated). Required unless `sinks` take the records.
   std::string out;
   /// The run's label in reports ("baseline", "recompile", ...): the header's `mode`.
   std::string mode = "run";
@@ -49,7 +55,16 @@ struct RunRecorderOptions {
   /// Your configuration: `compare` lists the keys whose values differ between A and B.
   nlohmann::json config = nlohmann::json::object();
   uint64_t seed = 0;
-  /// The Monitor's options; its event_sink is the recorder's run file.
+  /// Header fields you state yourself, by their run-file names, over those above and the
+  /// recorder's own: {"rank": 1, "world_size": 2, "job_id": "..."} for a rank of a data-parallel
+  /// job (`compare` reads its rank files as one job), the Python Monitor's torch version and the
+  /// probes it runs itself. Read by the run-file parser, its checks included; `probes` entries
+  /// are added to the Monitor's.
+  nlohmann::json header = nlohmann::json::object();
+  /// Further sinks that get every record the run file gets (a metrics exporter). Not owned: they
+  /// must outlive the recorder.
+  std::vector<RecordSink*> sinks;
+  /// The Monitor's options; its event_sink is the recorder's.
   MonitorOptions monitor;
 };
 
@@ -57,14 +72,19 @@ struct RunRecorderOptions {
 /// (with the probes' availability and how the run takes turns under `recompdiag ab`), one line
 /// per step at end_step, every event as it happens, and the summary at close() or destruction.
 /// Every line is written as it is produced, so a run killed at any moment keeps what it did.
+/// The one writer of a monitored run: the Python Monitor records through it too.
 ///
 /// Not thread-safe, as the Monitor. Holds non-owning references to the model and the optimizer.
 class RunRecorder {
  public:
-  /// Throws InputError when `options.out` is empty or cannot be written, or as Monitor's
-  /// constructor does.
+  /// Throws InputError when `options.out` is empty (and no sink takes the records) or cannot be
+  /// written, when `options.header` is not a valid header, or as Monitor's constructor does.
   RunRecorder(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
               RunRecorderOptions options);
+  /// A recorder of a model and optimizer that LibTorch does not hold (a Python loop's): `source`
+  /// hands their tensors over at each step end (Monitor's constructor of a source). Throws as the
+  /// constructor above.
+  RunRecorder(TrainingStateSource source, RunRecorderOptions options);
   /// Writes the summary unless close() did: status "completed", or "failed" when an exception
   /// unwinds the loop past the recorder. Never throws.
   ~RunRecorder();
@@ -73,6 +93,7 @@ class RunRecorder {
 
   /// The Monitor, for what the recorder does not forward (watch(), set_optimizer(), ...).
   Monitor& monitor() { return *monitor_; }
+  const Monitor& monitor() const { return *monitor_; }
 
   /// Marks the start of a step (Monitor::begin_step: under `recompdiag ab`, waits for the turn).
   void begin_step(int64_t step = -1) { monitor_->begin_step(step); }
@@ -89,15 +110,30 @@ class RunRecorder {
   /// Starts phase `phase` (from 2) at the next step: a phase_start event with `reason`. A
   /// comparison tests each phase apart, and prices what a switch costs.
   void start_phase(int phase, const std::string& reason = "");
+  /// Notes an event at the current step (Monitor::note_event). A kPhaseStart starts counting the
+  /// phase's steps again, and its detail's "phase", when given, is the phase of the steps from
+  /// now on; unlike start_phase() it does not check that phases count up.
+  void note_event(EventKind kind, const std::string& reason,
+                  nlohmann::json detail = nlohmann::json::object());
   /// The epoch of the steps from now on (0 until set): with `ab --turn-every 0`, the turns.
   void set_epoch(int epoch) { epoch_ = epoch; }
 
-  /// Writes the summary with `status` ("completed", "interrupted", "failed") once.
+  /// The header written at construction.
+  const RunHeader& header() const { return header_; }
+
+  /// Writes the summary with `status` ("completed", "interrupted", "failed") once: its steps,
+  /// compiles and alerts, and its wall time since construction less the waits for turns.
   void close(const std::string& status = "completed");
 
  private:
-  RunFileSink file_;
+  RunRecorder(RunRecorderOptions options,
+              const std::function<std::unique_ptr<Monitor>(MonitorOptions)>& make_monitor);
+
+  std::optional<RunFileSink> file_;
+  RecordFanOut sinks_;  // the run file, then options.sinks
   std::unique_ptr<Monitor> monitor_;
+  RunHeader header_;
+  std::chrono::steady_clock::time_point start_;
   StepRecord last_;
   int phase_ = 1;
   int epoch_ = 0;
@@ -105,7 +141,6 @@ class RunRecorder {
   int64_t steps_ = 0;
   int64_t compiles_ = 0;  // every compiler's, for the summary
   int64_t alerts_ = 0;
-  double elapsed_s_ = 0.0;
   bool closed_ = false;
 };
 
