@@ -10,9 +10,11 @@
 #include "recompdiag/core/compare.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/run_io.h"
+#include "recompdiag/core/synthetic_run.h"
 #include "recompdiag/core/version.h"
 #include "recompdiag/reports/renderer.h"
 #include "recompdiag/reports/report_files.h"
+#include "recompdiag/reports/story.h"
 #include "recompdiag/reports/trace_writer.h"
 #include "test_util.h"
 
@@ -104,6 +106,58 @@ TEST_CASE("the Markdown report names a run by its file, and a job by its label a
   const std::string md = render(ReportFormat::kMarkdown, p.c);
   CHECK(contains(md, "A (baseline) = `recompile.jsonl` (recompile), B = `job 65205fc6 (2 ranks: "
                      "mutable.rank0.jsonl ...)` (recompile)"));
+}
+
+TEST_CASE("the story: the switches apart, then the counted costs and the steady state") {
+  const std::vector<std::string> fixtures = {"compare_baseline.jsonl", "compare_slower.jsonl",
+                                             "compare_faster.jsonl", "compare_rerun.jsonl"};
+  size_t switches = 0;
+  size_t costs = 0;
+  for (const std::string& a : fixtures) {
+    for (const std::string& b : fixtures) {
+      if (a == b) continue;
+      CAPTURE(a);
+      CAPTURE(b);
+      const Pair p = load(a, b);
+      const Story s = story(p.c);
+      for (const std::string& line : s.switches) {
+        CHECK(line.rfind("Switch to phase 2: A (", 0) == 0);
+        CHECK(contains(line, " paid "));
+      }
+      for (const std::string& line : s.counted_costs) CHECK(line.rfind("Counted cost, phase ", 0) == 0);
+      CHECK(s.steady.rfind("Steady state: phase 1 ", 0) == 0);
+      // The deprecated field says what the story says until 0.8 removes it.
+      CHECK(s.lines() == p.c.story);
+      switches += s.switches.size();
+      costs += s.counted_costs.size();
+    }
+  }
+  CHECK(switches == 12);  // every pair of runs switched to phase 2
+  CHECK(costs == 0);      // the fixtures count alike
+
+  // B compiles nothing at the switch and keeps its optimizer's state: the compiles' counted cost.
+  test::TempDir dir;
+  SyntheticRunOptions recompile;
+  write_synthetic_run(dir.file("a.jsonl"), recompile);
+  SyntheticRunOptions mutable_run;
+  mutable_run.mode = "mutable";
+  mutable_run.switch_compiles = 0;
+  mutable_run.optimizer_reset_at_switch = false;
+  mutable_run.warmup_at_switch = false;
+  mutable_run.seed = 2;
+  write_synthetic_run(dir.file("b.jsonl"), mutable_run);
+  const Comparison c = compare_runs(read_run_file(dir.file("a.jsonl")),
+                                    read_run_file(dir.file("b.jsonl")), measured_noise());
+  const Story s = story(c);
+  REQUIRE(s.switches.size() == 1);
+  CHECK(contains(s.switches[0], "A (recompile) paid "));
+  // The umbrellas' parts in the table's order, the reason with the first compile.
+  CHECK(contains(s.switches[0], ": 2 JIT compiles (phase 2: loss weights baked into the graph), "
+                                "2 JIT plan builds, 12 first-seen op signatures and Adam state "
+                                "reset; B (mutable) paid 0 s: 12 first-seen op signatures."));
+  REQUIRE(s.counted_costs.size() == 1);
+  CHECK(contains(s.counted_costs[0], "Counted cost, phase 2: B's 2 fewer JIT compiles"));
+  CHECK(s.lines() == c.story);
 }
 
 TEST_CASE("every renderer prints the configured confidence level, never a fixed 95%") {

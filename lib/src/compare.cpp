@@ -329,6 +329,17 @@ void compare_phases(detail::SideRuns& sa, detail::SideRuns& sb, const std::set<i
   }
 }
 
+// The umbrellas' parts counted around a switch of `run`, as their gates count them.
+std::vector<SwitchCount> counted_at(const SwitchCost& s, const RunAnalysis& run) {
+  std::vector<SwitchCount> out;
+  for (const ProbeCountField& f : kProbeCounts) {
+    if (f.part_of == nullptr) continue;
+    const int64_t n = detail::gate_value(f, s.around, run, s.to_phase);
+    if (n > 0) out.push_back({f.key, n});
+  }
+  return out;
+}
+
 // The recompile tax of each switch that both first runs made.
 std::vector<SwitchComparison> compare_switches(const RunAnalysis& a, const RunAnalysis& b) {
   std::vector<SwitchComparison> out;
@@ -346,6 +357,8 @@ std::vector<SwitchComparison> compare_switches(const RunAnalysis& a, const RunAn
       sc.recovery_steps_a = s_a.recovery_steps;
       sc.recovery_steps_b = s_b.recovery_steps;
       sc.tax_s_difference = s_b.tax_s - s_a.tax_s;
+      sc.counted_a = counted_at(s_a, a);
+      sc.counted_b = counted_at(s_b, b);
       out.push_back(sc);
     }
   }

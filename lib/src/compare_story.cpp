@@ -1,5 +1,7 @@
-// The story a comparison tells first (Comparison::story): what each side paid at each switch,
-// what the counted events cost, then the steady state.
+// Deprecated, removed in 0.8 with the field it fills: Comparison::story, the story's lines as 0.6
+// wrote them. The story is the reports' (reports/src/story.cpp, reports::story()), worded from the
+// comparison's facts; this copy stays for one minor version as the field's alias, frozen, and
+// reports_test checks that the two say the same.
 #include <cmath>
 #include <string_view>
 

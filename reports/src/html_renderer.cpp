@@ -12,6 +12,7 @@
 #include "recompdiag/core/record_fields.h"
 #include "recompdiag/core/version.h"
 #include "recompdiag/reports/renderer.h"
+#include "recompdiag/reports/story.h"
 
 namespace recompdiag::reports {
 
@@ -178,14 +179,11 @@ void page_head(const Comparison& c, std::ostream& out) {
       << detail::printf_string("%g", c.options.alpha) << " &middot; "
       << html_escape(detail::unit_sentence(c)) << "</p>\n";
   out << "<h2>The verdict in one sentence</h2>\n<p>" << html_escape(c.summary) << "</p>\n";
-  if (!c.story.empty()) {
-    out << "<ul>\n";
-    for (const std::string& line : c.story) {
-      // The switch lines are the finding, on the first screen already.
-      if (line.rfind("Switch to phase ", 0) != 0) out << "<li>" << html_escape(line) << "</li>\n";
-    }
-    out << "</ul>\n";
-  }
+  // The switches are the finding, on the first screen already.
+  const Story s = story(c);
+  out << "<ul>\n";
+  for (const std::string& line : s.counted_costs) out << "<li>" << html_escape(line) << "</li>\n";
+  out << "<li>" << html_escape(s.steady) << "</li>\n</ul>\n";
 }
 
 // The comparison's warnings, when it has any.

@@ -4,6 +4,7 @@
 #include "detail/job_report.h"
 #include "recompdiag/core/version.h"
 #include "recompdiag/reports/renderer.h"
+#include "recompdiag/reports/story.h"
 
 namespace recompdiag::reports {
 
@@ -328,7 +329,7 @@ json report_json(const Comparison& c) {
           {"step_time_verdict", to_string(c.step_time_verdict)},
           {"counts_verdict", to_string(c.counts_verdict)},
           {"summary", c.summary},
-          {"story", c.story},
+          {"story", story(c).lines()},
           {"options",
            {{"threshold", c.options.threshold},
             {"drift_warning", c.options.drift_warning},

@@ -8,6 +8,7 @@
 #include "detail/headline.h"
 #include "detail/job_report.h"
 #include "recompdiag/reports/renderer.h"
+#include "recompdiag/reports/story.h"
 
 namespace recompdiag::reports {
 
@@ -97,10 +98,10 @@ void MarkdownRenderer::render(const Comparison& c, std::ostream& out) const {
         << md_cell(q.evidence) << " |\n";
   }
   out << "\n" << c.summary << "\n\n";
-  for (const std::string& line : c.story) {
-    if (line.rfind("Switch to phase ", 0) != 0) out << "- " << md_cell(line) << "\n";
-  }
-  if (!c.story.empty()) out << "\n";
+  // The switches are the finding, in the table above already.
+  const Story s = story(c);
+  for (const std::string& line : s.counted_costs) out << "- " << md_cell(line) << "\n";
+  out << "- " << md_cell(s.steady) << "\n\n";
   out << "A (baseline) = " << run_label(c.a) << ", B = " << run_label(c.b) << "; threshold "
       << detail::printf_string("%.1f%%", c.options.threshold * 100.0) << ", alpha "
       << detail::printf_string("%g", c.options.alpha) << "; " << detail::unit_sentence(c)

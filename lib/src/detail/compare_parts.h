@@ -72,8 +72,7 @@ PhaseComparison compare_phase_timing(int phase, const SideRuns& a, const SideRun
 void judge_phases(std::vector<PhaseComparison>& phases, const std::vector<CountedCost>& counted,
                   const CompareOptions& options);
 
-/// Fills `c.story` from what the comparison found: what each side paid at each switch, the
-/// counted costs, the steady state (compare_story.cpp).
+/// Fills the deprecated `c.story` as 0.6 did (compare_story.cpp; reports::story() is the story).
 void tell_story(Comparison& c);
 
 /// The counted cost of the counts of `phase` that differ (`changes`: compare_counts()'s), or

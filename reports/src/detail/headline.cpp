@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "detail/format.h"
+#include "recompdiag/reports/story.h"
 
 namespace recompdiag::reports::detail {
 
@@ -127,9 +128,7 @@ Headline headline(const Comparison& c) {
   h.gate = code == 0 ? "gate: pass (exit 0" : "gate: fail (exit " + std::to_string(code);
   h.gate += c.verdict == Verdict::kInconclusive ? " unless --strict-inconclusive)" : ")";
 
-  for (const std::string& line : c.story) {
-    if (line.rfind("Switch to phase ", 0) == 0) h.finding.push_back(line);
-  }
+  h.finding = story(c).switches;
   if (h.finding.empty()) {
     for (const CountedCost& cost : c.counted_costs) {
       if (!cost.counts.empty())

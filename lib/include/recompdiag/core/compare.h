@@ -256,6 +256,13 @@ struct CountedCost {
   std::string text;
 };
 
+/// A count in the steps around a phase switch: a part of an umbrella count (kProbeCounts'
+/// `part_of`: a compile of one compiler, a cache miss of one cache), as its gate counts it.
+struct SwitchCount {
+  std::string count;  ///< kProbeCounts' key: "jit_compiles", "plan_builds", ...
+  int64_t n = 0;
+};
+
 /// The cost of one phase switch in both runs.
 struct SwitchComparison {
   int to_phase = 2;
@@ -268,6 +275,10 @@ struct SwitchComparison {
   int64_t recovery_steps_a = 0;
   int64_t recovery_steps_b = 0;
   double tax_s_difference = 0.0;  ///< tax_s_b - tax_s_a.
+  /// What each first run compiled or missed a cache of around the switch (SwitchCost::around):
+  /// the umbrellas' parts with a count above zero, in kProbeCounts' order. What the story names.
+  std::vector<SwitchCount> counted_a;
+  std::vector<SwitchCount> counted_b;
 };
 
 /// A configuration value that differs between the runs (JSON text of each side; "(absent)").
@@ -310,9 +321,9 @@ struct Comparison {
   /// What the runs learned (pairs A_i, B_i): part of the summary when B's training regressed.
   ConvergenceComparison convergence;
   std::string summary;  ///< The verdict in one sentence.
-  /// What a reader needs first, a sentence each: what each side paid at each phase switch (its
-  /// tax, with what was compiled, rebuilt or reset), what the differing counts cost, then the
-  /// steady state per phase. Renderers print it before the tables.
+  /// Deprecated since 0.7, removed in 0.8: the story is the reports' (reports::story() in
+  /// recompdiag/reports/story.h), which words the facts above; this field holds its lines, as 0.6
+  /// wrote them, for one more minor version.
   std::vector<std::string> story;
   /// The sentence of the timing verdict alone; `summary` adds the training quality when B's
   /// training regressed.
