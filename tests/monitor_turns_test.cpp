@@ -312,4 +312,11 @@ TEST_CASE("run recorder: a rank's header fields, further sinks, the summary's co
   bad.header = {{"world_size", "two"}};
   CHECK_THROWS_AS(probes::RunRecorder(*model, adam, bad), InputError);
   CHECK_FALSE(std::filesystem::exists(bad.out));
+  // A Monitor that refuses to start (its turn channel malformed) leaves no file either.
+  probes::RunRecorderOptions refused = options;
+  refused.out = dir.file("refused.jsonl");
+  ::setenv(kTurnChannelVar, "not,fds", 1);
+  CHECK_THROWS_AS(probes::RunRecorder(*model, adam, refused), InputError);
+  ::unsetenv(kTurnChannelVar);
+  CHECK_FALSE(std::filesystem::exists(refused.out));
 }

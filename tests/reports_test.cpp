@@ -124,7 +124,9 @@ TEST_CASE("the story: the switches apart, then the counted costs and the steady 
         CHECK(line.rfind("Switch to phase 2: A (", 0) == 0);
         CHECK(contains(line, " paid "));
       }
-      for (const std::string& line : s.counted_costs) CHECK(line.rfind("Counted cost, phase ", 0) == 0);
+      for (const std::string& line : s.counted_costs) {
+        CHECK(line.rfind("Counted cost, phase ", 0) == 0);
+      }
       CHECK(s.steady.rfind("Steady state: phase 1 ", 0) == 0);
       // The deprecated field says what the story says until 0.8 removes it.
       CHECK(s.lines() == p.c.story);
@@ -134,6 +136,15 @@ TEST_CASE("the story: the switches apart, then the counted costs and the steady 
   }
   CHECK(switches == 12);  // every pair of runs switched to phase 2
   CHECK(costs == 0);      // the fixtures count alike
+
+  // Several runs a side: the first runs' switches.
+  const auto run = [](const char* name) { return read_run_file(fixture(name)); };
+  const Comparison sets =
+      compare_run_sets({run("compare_baseline.jsonl"), run("compare_rerun.jsonl")},
+                       {run("compare_slower.jsonl"), run("compare_faster.jsonl")});
+  REQUIRE(story(sets).switches.size() == 1);
+  CHECK(story(sets).switches[0].rfind("Switch to phase 2 (first runs): A (", 0) == 0);
+  CHECK(story(sets).lines() == sets.story);
 
   // B compiles nothing at the switch and keeps its optimizer's state: the compiles' counted cost.
   test::TempDir dir;

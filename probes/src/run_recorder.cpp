@@ -50,7 +50,9 @@ RunHeader header_of(const RunRecorderOptions& options) {
   h.optimizer = options.optimizer;
   h.device_requested = options.monitor.expected_device;
   h.device_used = options.monitor.expected_device;
-  h.cuda_available = torch::cuda::is_available();
+  // Asked only when the writer does not say (a CPU-only process need not load CUDA for it).
+  h.cuda_available = options.header.contains("cuda_available") ? false
+                                                                : torch::cuda::is_available();
   h.step_timing = step_timing_for(options.monitor.expected_device);
   h.config = options.config;
   h.seed = options.seed;
@@ -93,13 +95,17 @@ RunRecorder::RunRecorder(TrainingStateSource source, RunRecorderOptions options)
 RunRecorder::RunRecorder(
     RunRecorderOptions options,
     const std::function<std::unique_ptr<Monitor>(MonitorOptions)>& make_monitor)
-    : header_(header_of(options)), start_(std::chrono::steady_clock::now()) {
+    : header_(header_of(options)),
+      start_(std::chrono::steady_clock::now()),
+      close_on_destruction_(options.close_on_destruction) {
+  // The Monitor first: when it refuses to start, no file has been opened (nor an earlier run's
+  // truncated). It sends nothing before the header below.
+  options.monitor.event_sink = &sinks_;
+  monitor_ = make_monitor(options.monitor);
   if (!options.out.empty()) sinks_.add(file_.emplace(options.out));
   for (RecordSink* sink : options.sinks) {
     if (sink != nullptr) sinks_.add(*sink);
   }
-  options.monitor.event_sink = &sinks_;
-  monitor_ = make_monitor(options.monitor);
   // The Monitor's probes, and those the writer runs itself (its header's) beside them.
   const nlohmann::json writer_probes = header_.probes;
   header_.probes = monitor_->probe_availability();
@@ -110,6 +116,7 @@ RunRecorder::RunRecorder(
 }
 
 RunRecorder::~RunRecorder() {
+  if (!close_on_destruction_) return;
   try {
     // Destroyed while an exception unwinds the training loop: the run did not finish.
     close(std::uncaught_exceptions() > 0 ? "failed" : "completed");
@@ -161,12 +168,11 @@ void RunRecorder::start_phase(int phase, const std::string& reason) {
 }
 
 void RunRecorder::note_event(EventKind kind, const std::string& reason, nlohmann::json detail) {
+  monitor_->note_event(kind, reason, std::move(detail));
   if (kind == EventKind::kPhaseStart) {
-    const auto phase = detail.find("phase");
-    if (phase != detail.end() && phase->is_number_integer()) phase_ = phase->get<int>();
+    phase_ = monitor_->phase();  // the Monitor's rule: the phase named, else the next
     step_in_phase_ = 0;
   }
-  monitor_->note_event(kind, reason, std::move(detail));
 }
 
 void RunRecorder::close(const std::string& status) {

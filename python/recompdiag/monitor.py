@@ -212,7 +212,8 @@ class Monitor:
         return self._run.metrics_url()
 
     def close(self, status: str = "completed") -> None:
-        """Writes the run's summary line. Called by `with Monitor(...)` and at interpreter exit."""
+        """Writes the run's summary line. Called by `with Monitor(...)`; a Monitor never closed
+        leaves its run file without one, which reports read as a run that did not finish."""
         if self._hooks is not None:
             self._hooks.remove()
             self._hooks = None

@@ -15,6 +15,7 @@
 #include "recompdiag/core/job.h"
 #include "recompdiag/core/lr_plateau.h"
 #include "recompdiag/core/recompile_cause.h"
+#include "recompdiag/core/record_sink.h"
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/core/run_set.h"
 #include "recompdiag/core/statistics.h"
@@ -83,6 +84,14 @@ void tensors_of(const py::object& model, std::vector<at::Tensor>& params,
   for (const py::handle t : model.attr("buffers")()) buffers.push_back(THPVariable_Unpack(t.ptr()));
 }
 
+// A sink that keeps nothing.
+struct Discard final : RecordSink {
+  void on_run_start(const RunHeader&) override {}
+  void on_step(const StepRecord&) override {}
+  void on_event(const EventRecord&) override {}
+  void on_run_end(const RunSummary&) override {}
+};
+
 // The Python Monitor's run: a RunRecorder over a Python model and optimizer, writing the run file
 // (and serving Prometheus metrics) as a C++ loop's recorder does.
 class Run {
@@ -96,6 +105,9 @@ class Run {
     probes::RunRecorderOptions run;
     run.out = out;
     run.header = nlohmann::json::parse(header);
+    // A Python exception does not unwind C++: a Monitor never closed ends without a summary, a
+    // run that did not finish, not one that completed when Python collects it.
+    run.close_on_destruction = false;
     probes::MonitorOptions& o = run.monitor;
     o.expected_device = options["device"].cast<std::string>();
     o.dispatcher = options["dispatcher"].cast<bool>();
@@ -118,6 +130,7 @@ class Run {
       exporter_ = std::make_unique<reports::PrometheusExporter>(m);
       run.sinks.push_back(exporter_.get());
     }
+    if (run.out.empty() && run.sinks.empty()) run.sinks.push_back(&nowhere_);  // out=None
     probes::TrainingStateSource source;
     if (!model_.is_none()) {
       source.model = [this](std::vector<at::Tensor>& p, std::vector<at::Tensor>& b) {
@@ -185,11 +198,11 @@ class Run {
   std::string metrics_url() const { return exporter_ ? exporter_->metrics_url() : ""; }
 
   void close(const std::string& status) {
-    if (!recorder_) return;
-    recorder_->close(status);
-    // The probes go now, not when Python collects this object: their global callbacks would
-    // otherwise keep counting, and a next Monitor's torch.compile probe would find one alive.
-    recorder_.reset();
+    // The probes go now, even if the summary cannot be written, not when Python collects this
+    // object: their global callbacks would otherwise keep counting, and a next Monitor's
+    // torch.compile probe would find one alive.
+    const std::unique_ptr<probes::RunRecorder> recorder = std::move(recorder_);
+    if (recorder) recorder->close(status);
   }
 
  private:
@@ -200,7 +213,9 @@ class Run {
 
   py::object model_;
   py::object optimizer_;
-  std::unique_ptr<reports::PrometheusExporter> exporter_;  // outlives the recorder, a sink of it
+  // The sinks outlive the recorder: declared before it.
+  std::unique_ptr<reports::PrometheusExporter> exporter_;
+  Discard nowhere_;  // what a Monitor with no run file and no metrics writes to
   std::unique_ptr<probes::RunRecorder> recorder_;
   std::string probes_;  // the header's probes, JSON
 };

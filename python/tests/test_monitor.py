@@ -1,5 +1,7 @@
 """The Python Monitor on eager loops: run file, probes, optimizer and lr checks, recorder reads."""
 
+import gc
+
 import pytest
 import torch
 
@@ -163,3 +165,23 @@ def test_compare_is_the_command_lines_comparison(tmp_path):
         recompdiag.compare(paths[0], paths[1], fail_on=["sinks"])
     with pytest.raises(ValueError, match="nope.jsonl"):
         recompdiag.compare(str(tmp_path / "nope.jsonl"), paths[1])
+
+
+def test_no_run_file_and_no_metrics_records_nowhere():
+    model = torch.nn.Linear(4, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with recompdiag.Monitor(model, opt, None, compiled=False) as m:
+        s = small_loop(m, model, opt, 3)
+    assert s.alerts == []
+
+
+def test_a_monitor_never_closed_leaves_no_summary(run_file):
+    model = torch.nn.Linear(4, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    m = recompdiag.Monitor(model, opt, run_file, compiled=False)
+    small_loop(m, model, opt, 3)
+    del m
+    gc.collect()
+    run = read_run(run_file)
+    assert len(run["step"]) == 3
+    assert run["summary"] == []  # a run that did not finish, not one that completed

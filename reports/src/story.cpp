@@ -82,6 +82,17 @@ const SwitchCost* switch_to(const RunAnalysis& r, int phase) {
   return nullptr;
 }
 
+// What a counted cost amounts to; nothing when it runs against the counts (not their cost).
+std::string cost_judged(const CountedCost& cost, const CompareOptions& o) {
+  if (cost.against_counts) return "";
+  if (cost.verdict == Verdict::kRegression) return "; a regression beyond the threshold";
+  if (cost.verdict == Verdict::kImprovement) return "; an improvement beyond the threshold";
+  if (cost.p < o.alpha) {
+    return "; " + printf_string("within the %.1f%% threshold", o.threshold * 100);
+  }
+  return "; not told from noise";
+}
+
 std::string counted_cost_words(const CountedCost& cost, const CompareOptions& o) {
   std::string text = "Counted cost, phase " + std::to_string(cost.phase) + ": ";
   if (cost.counts.empty()) {
@@ -89,13 +100,7 @@ std::string counted_cost_words(const CountedCost& cost, const CompareOptions& o)
     for (const std::string& n : cost.per_step_counts) counts += (counts.empty() ? "" : ", ") + n;
     return text + counts + " differ on most steps: a per-step cost, which the steady state prices.";
   }
-  return text + cost.text +
-         (cost.against_counts                  ? std::string()
-          : cost.verdict == Verdict::kRegression  ? "; a regression beyond the threshold"
-          : cost.verdict == Verdict::kImprovement ? "; an improvement beyond the threshold"
-          : cost.p < o.alpha ? "; " + printf_string("within the %.1f%% threshold", o.threshold * 100)
-                             : std::string("; not told from noise")) +
-         ".";
+  return text + cost.text + cost_judged(cost, o) + ".";
 }
 
 // The steady test alone, in words: "no change (proven within 5.0%)", "B 12% slower", ...

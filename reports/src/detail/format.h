@@ -163,9 +163,10 @@ inline std::string unit_sentence(const Comparison& c) {
 inline std::string base_name(const std::string& path) {
   const auto slash = path.find_last_of('/');
   if (slash == std::string::npos) return path;
-  const auto label = path.rfind(": ", slash);
-  return (label == std::string::npos ? std::string() : path.substr(0, label + 2)) +
-         path.substr(slash + 1);
+  const std::string ranks = " ranks: ";
+  const auto label = path.rfind(ranks, slash);
+  const bool job = path.rfind("job ", 0) == 0 && label != std::string::npos;
+  return (job ? path.substr(0, label + ranks.size()) : std::string()) + path.substr(slash + 1);
 }
 
 }  // namespace recompdiag::reports::detail

@@ -163,7 +163,8 @@ class Monitor {
   void watch(const std::shared_ptr<torch::jit::CompilationUnit>& unit);
 
   /// Notes an event at the current step: kCompile (its reason goes into compile alerts),
-  /// kPhaseStart (detail {"phase": n} sets the phase; starts an NVTX phase range), or any other.
+  /// kPhaseStart (detail {"phase": n} sets the phase, else the next one; starts an NVTX phase
+  /// range), or any other.
   /// The event is queued for take_events() or sent to MonitorOptions::event_sink.
   void note_event(EventKind kind, std::string reason,
                   nlohmann::json detail = nlohmann::json::object());
@@ -187,6 +188,8 @@ class Monitor {
   int64_t turn_every_steps() const {
     return turns_ && options_.step_turns && !explicit_turns_ ? turns_->spec().every_steps : 0;
   }
+  /// The phase the last kPhaseStart set (1 before any): what the health rules tag alerts with.
+  int phase() const { return phase_; }
   /// Seconds spent waiting for turns so far (the other run's steps, not this run's training).
   double turn_wait_s() const { return turn_wait_s_; }
 

@@ -55,6 +55,8 @@ struct RunRecorderOptions {
   /// Your configuration: `compare` lists the keys whose values differ between A and B.
   nlohmann::json config = nlohmann::json::object();
   uint64_t seed = 0;
+  /// The Monitor's options; its event_sink is the recorder's.
+  MonitorOptions monitor;
   /// Header fields you state yourself, by their run-file names, over those above and the
   /// recorder's own: {"rank": 1, "world_size": 2, "job_id": "..."} for a rank of a data-parallel
   /// job (`compare` reads its rank files as one job), the Python Monitor's torch version and the
@@ -64,8 +66,11 @@ struct RunRecorderOptions {
   /// Further sinks that get every record the run file gets (a metrics exporter). Not owned: they
   /// must outlive the recorder.
   std::vector<RecordSink*> sinks;
-  /// The Monitor's options; its event_sink is the recorder's.
-  MonitorOptions monitor;
+  /// Whether destruction writes the summary when close() did not ("completed", or "failed" while
+  /// an exception unwinds the loop). Off, a recorder destroyed unclosed leaves its run file
+  /// without a summary, which reports read as a run that did not finish: what the Python Monitor
+  /// does, whose exceptions do not unwind C++.
+  bool close_on_destruction = true;
 };
 
 /// Watches one training loop with a Monitor and writes its run file: the header at construction
@@ -85,8 +90,9 @@ class RunRecorder {
   /// hands their tensors over at each step end (Monitor's constructor of a source). Throws as the
   /// constructor above.
   RunRecorder(TrainingStateSource source, RunRecorderOptions options);
-  /// Writes the summary unless close() did: status "completed", or "failed" when an exception
-  /// unwinds the loop past the recorder. Never throws.
+  /// Writes the summary unless close() did (or RunRecorderOptions::close_on_destruction is off):
+  /// status "completed", or "failed" when an exception unwinds the loop past the recorder. Never
+  /// throws.
   ~RunRecorder();
   RunRecorder(const RunRecorder&) = delete;
   RunRecorder& operator=(const RunRecorder&) = delete;
@@ -110,9 +116,9 @@ class RunRecorder {
   /// Starts phase `phase` (from 2) at the next step: a phase_start event with `reason`. A
   /// comparison tests each phase apart, and prices what a switch costs.
   void start_phase(int phase, const std::string& reason = "");
-  /// Notes an event at the current step (Monitor::note_event). A kPhaseStart starts counting the
-  /// phase's steps again, and its detail's "phase", when given, is the phase of the steps from
-  /// now on; unlike start_phase() it does not check that phases count up.
+  /// Notes an event at the current step (Monitor::note_event). A kPhaseStart starts the phase its
+  /// detail's "phase" names, else the next one, as the Monitor does; unlike start_phase() it does
+  /// not check that phases count up.
   void note_event(EventKind kind, const std::string& reason,
                   nlohmann::json detail = nlohmann::json::object());
   /// The epoch of the steps from now on (0 until set): with `ab --turn-every 0`, the turns.
@@ -142,6 +148,7 @@ class RunRecorder {
   int64_t compiles_ = 0;  // every compiler's, for the summary
   int64_t alerts_ = 0;
   bool closed_ = false;
+  bool close_on_destruction_ = true;
 };
 
 }  // namespace recompdiag::probes

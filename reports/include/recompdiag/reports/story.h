@@ -31,7 +31,9 @@ struct Story {
   std::vector<std::string> lines() const;
 };
 
-/// The story of `comparison`.
+/// The story of `comparison`, from its facts (Comparison::story, deprecated, is not read).
+/// Throws std::logic_error for a SwitchCount whose count is not a line of kProbeCounts: a
+/// comparison this version did not make.
 Story story(const Comparison& comparison);
 
 }  // namespace recompdiag::reports
