@@ -105,7 +105,7 @@ TEST_CASE("ab --a-cmd/--b-cmd: by default two trains take turns step by step on 
   const test::CliOutcome o =
       run_shell(ab_line(cmd("recompile", cpus_a), cmd("mutable", cpus_b), out, "--quiet"));
   CAPTURE(o.output);
-  REQUIRE(o.exit_code == 0);
+  REQUIRE((o.exit_code == 0 || o.exit_code == 1));  // a verdict, whichever the noise allows
   for (const char* side : {"/a.jsonl", "/b.jsonl"}) {
     CHECK(test::read_text(out + side).find("\"turn_every_steps\":1") != std::string::npos);
   }
@@ -136,7 +136,7 @@ TEST_CASE(
               "--a-name base --b-name new --quiet --turn-every 0");
   const test::CliOutcome o = run_on_terminal(ab, have_script);
   CAPTURE(o.output);
-  REQUIRE(o.exit_code == 0);
+  REQUIRE((o.exit_code == 0 || o.exit_code == 1));  // a verdict, whichever the noise allows
   CHECK(test::count_step_lines(out + "/base.jsonl") == 20);
   CHECK(test::count_step_lines(out + "/new.jsonl") == 20);
   CHECK(has_summary(out + "/base.jsonl"));
@@ -160,7 +160,7 @@ TEST_CASE("ab --a-cmd/--b-cmd: a data-parallel side takes its turns through rank
               "--quiet --turn-timeout 60 --turn-every 0"),
       have_script);
   CAPTURE(o.output);
-  REQUIRE(o.exit_code == 0);
+  REQUIRE((o.exit_code == 0 || o.exit_code == 1));  // a verdict, whichever the noise allows
   CHECK(lines_starting(o.output, "recompdiag: warning").empty());  // no turn timed out
   CHECK(test::count_step_lines(out + "/a.rank0.jsonl") == 20);
   CHECK(test::count_step_lines(out + "/a.rank1.jsonl") == 20);
@@ -177,7 +177,7 @@ TEST_CASE("ab --a-cmd/--b-cmd: a data-parallel side with turns step by step is w
       run_shell(ab_line(train_cmd("--mode recompile --world-size 2"), train_cmd("--mode mutable"),
                         out, "--quiet --turn-timeout 60"));
   CAPTURE(o.output);
-  REQUIRE(o.exit_code == 0);
+  REQUIRE((o.exit_code == 0 || o.exit_code == 1));  // a verdict, whichever the noise allows
   CHECK(o.output.find("took their turns at different grains (A at epoch boundaries, B at every "
                       "1 step)") != std::string::npos);
 }

@@ -133,7 +133,7 @@ TEST_CASE("ab --repeats 2: two interleaved pairs, compared as pairs of runs") {
       "ab --repeats 2 --epochs 3,2 --steps-per-epoch 6 --batch-size 4 --seq-len 6 --hidden 8 "
       "--threads 1 --quiet --out-dir " +
       out);
-  REQUIRE(r.exit_code == 0);
+  REQUIRE((r.exit_code == 0 || r.exit_code == 1));  // a verdict, whichever the noise allows
   for (const char* f : {"recompile-1.jsonl", "recompile-2.jsonl", "mutable-1.jsonl",
                         "mutable-2.jsonl", "report.json"}) {
     CAPTURE(f);
@@ -210,7 +210,7 @@ TEST_CASE("bench noise: measures healthy runs into a profile that compare reads"
   // compare judges one run per side with it, and names it.
   Result c = recompdiag_cli("compare " + dir.file("runs/noise-1.jsonl") + " " +
                             dir.file("runs/noise-2.jsonl") + " --noise-profile " + profile);
-  CHECK(c.exit_code == 0);
+  CHECK((c.exit_code == 0 || c.exit_code == 1));  // a verdict, whichever the noise allows
   CHECK(contains(c.output, "run-to-run spread from noise profile " + profile + ": 3 runs"));
   // Bad input: one line, exit 2 (ab reads the profile before anything trains).
   CHECK(recompdiag_cli("ab --sequential --quiet --noise-profile " + dir.file("missing.json") +
