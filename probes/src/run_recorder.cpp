@@ -162,9 +162,7 @@ void RunRecorder::start_phase(int phase, const std::string& reason) {
     throw InputError("start_phase(" + std::to_string(phase) + "): phases count up from " +
                      std::to_string(phase_ + 1));
   }
-  monitor_->note_event(EventKind::kPhaseStart, reason, {{"phase", phase}});
-  phase_ = phase;
-  step_in_phase_ = 0;
+  note_event(EventKind::kPhaseStart, reason, {{"phase", phase}});
 }
 
 void RunRecorder::note_event(EventKind kind, const std::string& reason, nlohmann::json detail) {

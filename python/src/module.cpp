@@ -123,7 +123,8 @@ class Run {
     o.comm = options["comm"].cast<bool>();  // a rank of a data-parallel job
     o.log_alerts = options["log_alerts"].cast<bool>();
     o.health.warmup_steps = options["warmup_steps"].cast<int64_t>();
-    o.validate();  // the C++ rules, before anything is created (no file for a refused run)
+    o.validate();  // the C++ rules, before the exporter binds its port (the recorder checks
+                   // them again before it opens the file)
     if (!metrics_listen.empty()) {
       reports::MetricsOptions m;
       m.listen_addr = metrics_listen;
