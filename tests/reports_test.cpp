@@ -1,10 +1,12 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 #include "detail/glossary.h"
 #include "recompdiag/core/compare.h"
@@ -16,6 +18,7 @@
 #include "recompdiag/reports/report_files.h"
 #include "recompdiag/reports/story.h"
 #include "recompdiag/reports/trace_writer.h"
+#include "recompdiag/reports/words.h"
 #include "test_util.h"
 
 using namespace recompdiag;
@@ -169,6 +172,118 @@ TEST_CASE("the story: the switches apart, then the counted costs and the steady 
   REQUIRE(s.counted_costs.size() == 1);
   CHECK(contains(s.counted_costs[0], "Counted cost, phase 2: B's 2 fewer JIT compiles"));
   CHECK(s.lines() == c.story);
+}
+
+// Which of phase_reason()'s sentences a comparison's phases were given, by their first words.
+struct ReasonsSeen {
+  std::map<std::string, int> by_start;
+  void add(const std::string& reason) {
+    for (const char* start :
+         {"slower beyond", "faster beyond", "what the counted events cost",
+          "what the counted events saved", "equivalent within", "one run per side",
+          "the runs' own step times jump", "cannot be told"}) {
+      if (reason.rfind(start, 0) == 0) ++by_start[start];
+    }
+  }
+};
+
+// The reports' words say what 0.6's deprecated fields said, field by field.
+void check_words(const Comparison& c, ReasonsSeen& seen) {
+  for (const PhaseComparison& p : c.phases) {
+    CHECK(phase_reason(p, c) == p.reason);
+    seen.add(phase_reason(p, c));
+  }
+  for (const CountChange& cc : c.count_changes) {
+    CHECK(count_change(cc) == cc.change);
+    CHECK(count_change_line(cc) == cc.text);
+  }
+  for (const CountedCost& cost : c.counted_costs) {
+    CHECK(cost_causes(cost, c) == cost.causes);
+    if (!cost.counts.empty()) CHECK(counted_cost_line(cost, c) == cost.text);
+  }
+  CHECK(time_summary(c) == c.time_summary);
+  CHECK(summary(c) == c.summary);
+}
+
+TEST_CASE("the words: each verdict's sentence from the facts, as 0.6's fields said it") {
+  ReasonsSeen seen;
+  const std::vector<std::string> fixtures = {"compare_baseline.jsonl", "compare_slower.jsonl",
+                                             "compare_faster.jsonl", "compare_rerun.jsonl"};
+  for (const std::string& a : fixtures) {
+    for (const std::string& b : fixtures) {
+      if (a == b) continue;
+      CAPTURE(a);
+      CAPTURE(b);
+      check_words(load(a, b).c, seen);
+      // No measured spread: no time verdict, and the advice that would give one.
+      check_words(compare_runs(read_run_file(fixture(a)), read_run_file(fixture(b))), seen);
+    }
+  }
+  const auto run = [](const char* name) { return read_run_file(fixture(name)); };
+  CompareOptions paired;
+  paired.paired = true;
+  for (const CompareOptions& o : {CompareOptions{}, paired}) {
+    check_words(compare_run_sets({run("compare_baseline.jsonl"), run("compare_rerun.jsonl")},
+                                 {run("compare_slower.jsonl"), run("compare_faster.jsonl")}, o),
+                seen);
+  }
+
+  // Synthetic pairs for the sentences the fixtures never need: counted costs both ways, a
+  // --fail-on count, a cost in the warm-up steps alone, steady times on levels the given spread
+  // cannot explain.
+  test::TempDir dir;
+  SyntheticRunOptions recompile;
+  SyntheticRunOptions mutable_run;
+  mutable_run.mode = "mutable";
+  mutable_run.switch_compiles = 0;
+  mutable_run.optimizer_reset_at_switch = false;
+  mutable_run.warmup_at_switch = false;
+  mutable_run.seed = 2;
+  SyntheticRunOptions slow_warmup;
+  slow_warmup.warmup_factor = 400.0;
+  slow_warmup.warmup_steps = 8;
+  slow_warmup.seed = 3;
+  SyntheticRunOptions quiet;
+  quiet.noise = 0.001;
+  quiet.seed = 4;
+  SyntheticRunOptions quiet_slower = quiet;
+  quiet_slower.phase_scale = {1.0, 1.02};
+  quiet_slower.seed = 5;
+  SyntheticRunOptions noisy;  // block medians 10% and more apart: beyond a 3% spread's reach
+  noisy.noise = 0.4;
+  noisy.seed = 6;
+  SyntheticRunOptions noisy_again = noisy;
+  noisy_again.seed = 7;
+  const std::vector<std::pair<const char*, SyntheticRunOptions>> shapes = {
+      {"recompile", recompile}, {"mutable", mutable_run},  {"slow_warmup", slow_warmup},
+      {"quiet", quiet},         {"quiet_slower", quiet_slower}, {"noisy", noisy},
+      {"noisy_again", noisy_again}};
+  for (const auto& [name, o] : shapes) write_synthetic_run(dir.file(std::string(name) + ".jsonl"), o);
+  const auto synthetic = [&](const std::string& name) {
+    return read_run_file(dir.file(name + ".jsonl"));
+  };
+  CompareOptions fail_on = measured_noise();
+  fail_on.fail_on = {"compiles"};
+  CompareOptions tiny_spread;
+  tiny_spread.run_noise = 0.0001;
+  const std::vector<std::tuple<std::string, std::string, CompareOptions>> pairs = {
+      {"recompile", "mutable", measured_noise()}, {"mutable", "recompile", measured_noise()},
+      {"mutable", "recompile", fail_on},          {"recompile", "slow_warmup", measured_noise()},
+      {"slow_warmup", "recompile", measured_noise()}, {"quiet", "quiet_slower", tiny_spread},
+      {"quiet", "quiet_slower", measured_noise()}, {"noisy", "noisy_again", measured_noise()}};
+  for (const auto& [a, b, o] : pairs) {
+    CAPTURE(a);
+    CAPTURE(b);
+    check_words(compare_runs(synthetic(a), synthetic(b), o), seen);
+  }
+  // Every sentence was checked at least once.
+  for (const char* start :
+       {"slower beyond", "faster beyond", "what the counted events cost",
+        "what the counted events saved", "equivalent within", "one run per side",
+        "the runs' own step times jump", "cannot be told"}) {
+    CAPTURE(std::string(start));
+    CHECK(seen.by_start[start] > 0);
+  }
 }
 
 TEST_CASE("every renderer prints the configured confidence level, never a fixed 95%") {

@@ -141,6 +141,7 @@ void summarize(Comparison& c) {
     c.verdict = Verdict::kInconclusive;
   }
   if (phase) {
+    c.deciding_phase = phase->phase;
     const std::string name = "phase " + std::to_string(phase->phase);
     // A time cost names the signal by which the phase differs from A's (attribution.cpp) first:
     // "regression: phase 2 regressed 38%: 12 JIT compiles after warm-up, one per epoch; ...".

@@ -379,6 +379,9 @@ std::optional<CountedCost> counted_cost(int phase, const SideRuns& a, const Side
   // however noisy the steps around them; B's fewer compiles saved it at least as much.
   const double measured_s = (cb.mean.measured_ms - ca.mean.measured_ms) / 1000.0;
   out.measured_s = measured_s;
+  out.steps_s = out.difference_s;
+  out.steps_low_s = out.low_s;
+  out.steps_high_s = out.high_s;
   const double estimate_s = out.difference_s, estimate_low_s = out.low_s,
                estimate_high_s = out.high_s;
   if (measured_s > 0.0 && more_events && !fewer_events) {

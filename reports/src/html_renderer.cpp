@@ -13,6 +13,7 @@
 #include "recompdiag/core/version.h"
 #include "recompdiag/reports/renderer.h"
 #include "recompdiag/reports/story.h"
+#include "recompdiag/reports/words.h"
 
 namespace recompdiag::reports {
 
@@ -178,7 +179,7 @@ void page_head(const Comparison& c, std::ostream& out) {
       << detail::printf_string("%.1f%%", c.options.threshold * 100.0) << ", alpha "
       << detail::printf_string("%g", c.options.alpha) << " &middot; "
       << html_escape(detail::unit_sentence(c)) << "</p>\n";
-  out << "<h2>The verdict in one sentence</h2>\n<p>" << html_escape(c.summary) << "</p>\n";
+  out << "<h2>The verdict in one sentence</h2>\n<p>" << html_escape(summary(c)) << "</p>\n";
   // The switches are the finding, on the first screen already.
   const Story s = story(c);
   out << "<ul>\n";
@@ -238,7 +239,7 @@ void count_changes_section(const Comparison& c, std::ostream& out) {
   if (!c.count_changes.empty()) {
     out << "<h2>Counts compared exactly</h2>\n<ul>\n";
     for (const auto& cc : c.count_changes) {
-      out << "<li>" << html_escape(cc.text) << (cc.fails ? " (fails the gate: --fail-on)" : "")
+      out << "<li>" << html_escape(count_change_line(cc)) << (cc.fails ? " (fails the gate: --fail-on)" : "")
           << "</li>\n";
     }
     out << "</ul>\n";
@@ -258,7 +259,7 @@ void counted_costs_section(const Comparison& c, std::ostream& out) {
         << "</th><th>of A's phase</th><th>p</th><th class=\"l\">verdict</th></tr>\n";
     for (const CountedCost& cost : c.counted_costs) {
       if (cost.counts.empty()) continue;
-      out << "<tr><td>" << cost.phase << "</td><td class=\"l\">" << html_escape(cost.causes)
+      out << "<tr><td>" << cost.phase << "</td><td class=\"l\">" << html_escape(cost_causes(cost, c))
           << "</td><td>" << detail::seconds(cost.cost_s_a) << " ("
           << detail::printf_string("%.0f", cost.event_steps_a) << ")</td><td>"
           << detail::seconds(cost.cost_s_b) << " ("

@@ -5,6 +5,7 @@
 #include "recompdiag/core/version.h"
 #include "recompdiag/reports/renderer.h"
 #include "recompdiag/reports/story.h"
+#include "recompdiag/reports/words.h"
 
 namespace recompdiag::reports {
 
@@ -227,7 +228,7 @@ json report_json(const Comparison& c) {
                         {"p", num(p.mann_whitney.p)},
                         {"too_few_samples", p.mann_whitney.too_few_samples}}},
                       {"verdict", to_string(p.verdict)},
-                      {"reason", p.reason}});
+                      {"reason", phase_reason(p, c)}});
     // The gate's tests (issue 13): what the verdict rests on.
     phases.back()["test"] = {{"unit", to_string(p.unit)},
                              {"paired", p.paired},
@@ -277,7 +278,7 @@ json report_json(const Comparison& c) {
                       {"b_max", cc.b_max},
                       {"fails", cc.fails},
                       {"failed_by", cc.failed_by},
-                      {"text", cc.text}});
+                      {"text", count_change_line(cc)}});
   }
   json switches = json::array();
   for (const auto& s : c.switches) {
@@ -297,7 +298,7 @@ json report_json(const Comparison& c) {
     counted.push_back({{"phase", cost.phase},
                        {"counts", cost.counts},
                        {"per_step_counts", cost.per_step_counts},
-                       {"causes", cost.causes},
+                       {"causes", cost_causes(cost, c)},
                        {"event_steps_a", num(cost.event_steps_a)},
                        {"event_steps_b", num(cost.event_steps_b)},
                        {"cost_s_a", num(cost.cost_s_a)},
@@ -315,7 +316,7 @@ json report_json(const Comparison& c) {
                        {"measured_s", num(cost.measured_s)},
                        {"measured_bounds", cost.measured_bounds},
                        {"verdict", to_string(cost.verdict)},
-                       {"text", cost.text}});
+                       {"text", counted_cost_line(cost, c)}});
   }
   json diffs = json::array();
   for (const auto& d : c.config_differences)
@@ -328,7 +329,7 @@ json report_json(const Comparison& c) {
           {"verdict", to_string(c.verdict)},
           {"step_time_verdict", to_string(c.step_time_verdict)},
           {"counts_verdict", to_string(c.counts_verdict)},
-          {"summary", c.summary},
+          {"summary", summary(c)},
           {"story", story(c).lines()},
           {"options",
            {{"threshold", c.options.threshold},

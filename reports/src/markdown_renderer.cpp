@@ -9,6 +9,7 @@
 #include "detail/job_report.h"
 #include "recompdiag/reports/renderer.h"
 #include "recompdiag/reports/story.h"
+#include "recompdiag/reports/words.h"
 
 namespace recompdiag::reports {
 
@@ -97,7 +98,7 @@ void MarkdownRenderer::render(const Comparison& c, std::ostream& out) const {
     out << "| " << md_cell(q.name) << " | **" << md_cell(q.verdict) << "** | "
         << md_cell(q.evidence) << " |\n";
   }
-  out << "\n" << c.summary << "\n\n";
+  out << "\n" << summary(c) << "\n\n";
   // The switches are the finding, in the table above already.
   const Story s = story(c);
   for (const std::string& line : s.counted_costs) out << "- " << md_cell(line) << "\n";
@@ -126,7 +127,7 @@ void MarkdownRenderer::render(const Comparison& c, std::ostream& out) const {
   if (!c.count_changes.empty()) {
     out << "\n**Counts compared exactly**:\n";
     for (const auto& cc : c.count_changes) {
-      out << "- " << cc.text << (cc.fails ? " (fails the gate: --fail-on)" : "") << "\n";
+      out << "- " << count_change_line(cc) << (cc.fails ? " (fails the gate: --fail-on)" : "") << "\n";
     }
   }
   if (!c.switches.empty()) {

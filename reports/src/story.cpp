@@ -8,11 +8,13 @@
 
 #include "detail/format.h"
 #include "recompdiag/core/probe_counts.h"
+#include "recompdiag/reports/words.h"
 
 namespace recompdiag::reports {
 
 namespace {
 
+using detail::listed;
 using detail::printf_string;
 
 std::string side_label(const char* side, const RunAnalysis& r) {
@@ -28,15 +30,6 @@ const ProbeCountField& count_line(const std::string& key) {
     if (key == f.key) return f;
   }
   throw std::logic_error("no count " + key + " in kProbeCounts");
-}
-
-// "a, b and c".
-std::string listed(const std::vector<std::string>& parts) {
-  std::string text;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    text += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
-  }
-  return text;
 }
 
 // What one run paid at a switch: its tax and what coincided with it (`counted`, the umbrellas'
@@ -93,14 +86,15 @@ std::string cost_judged(const CountedCost& cost, const CompareOptions& o) {
   return "; not told from noise";
 }
 
-std::string counted_cost_words(const CountedCost& cost, const CompareOptions& o) {
+std::string counted_cost_words(const CountedCost& cost, const Comparison& c) {
+  const CompareOptions& o = c.options;
   std::string text = "Counted cost, phase " + std::to_string(cost.phase) + ": ";
   if (cost.counts.empty()) {
     std::string counts;
     for (const std::string& n : cost.per_step_counts) counts += (counts.empty() ? "" : ", ") + n;
     return text + counts + " differ on most steps: a per-step cost, which the steady state prices.";
   }
-  return text + cost.text + cost_judged(cost, o) + ".";
+  return text + counted_cost_line(cost, c) + cost_judged(cost, o) + ".";
 }
 
 // The steady test alone, in words: "no change (proven within 5.0%)", "B 12% slower", ...
@@ -174,7 +168,7 @@ Story story(const Comparison& c) {
                          switch_paid("B", c.b, *b, sw.counted_b) + ".");
   }
   for (const CountedCost& cost : c.counted_costs) {
-    s.counted_costs.push_back(counted_cost_words(cost, c.options));
+    s.counted_costs.push_back(counted_cost_words(cost, c));
   }
   s.steady = steady_state(c);
   return s;

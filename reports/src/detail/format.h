@@ -16,6 +16,15 @@ inline std::string printf_string(const char* fmt, double v) {
   return buf;
 }
 
+/// "a, b and c".
+inline std::string listed(const std::vector<std::string>& parts) {
+  std::string text;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    text += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+  }
+  return text;
+}
+
 /// Milliseconds with three significant digits and trailing zeros kept ("5.00", "12.3", "123").
 inline std::string ms(double v) {
   if (!std::isfinite(v)) return "n/a";

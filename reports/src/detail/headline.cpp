@@ -6,6 +6,7 @@
 
 #include "detail/format.h"
 #include "recompdiag/reports/story.h"
+#include "recompdiag/reports/words.h"
 
 namespace recompdiag::reports::detail {
 
@@ -47,7 +48,7 @@ Question counted_events(const Comparison& c) {
   std::string failed;
   for (const CountChange& cc : c.count_changes) {
     if (cc.fails)
-      failed += (failed.empty() ? "" : ", ") + cc.change + " (--fail-on " + cc.failed_by + ")";
+      failed += (failed.empty() ? "" : ", ") + count_change(cc) + " (--fail-on " + cc.failed_by + ")";
   }
   std::string evidence;
   for (const CountedCost& cost : c.counted_costs) {
@@ -57,7 +58,7 @@ Question counted_events(const Comparison& c) {
     // sets the difference to the very value of measured_s (std::max), so == is exact.
     const bool bound = cost.measured_bounds && cost.difference_s == cost.measured_s;
     evidence += std::string(evidence.empty() ? "" : "; ") + "phase " + std::to_string(cost.phase) +
-                ": B's " + cost.causes + (more ? " cost " : " saved ") +
+                ": B's " + cost_causes(cost, c) + (more ? " cost " : " saved ") +
                 (bound ? "at least " : "") + seconds(std::abs(cost.difference_s)) + " s" +
                 (bound ? " (the compilers' own clocks)" : "") + ", " +
                 percent(std::abs(cost.share)) + " of A's phase " + std::to_string(cost.phase);
@@ -75,7 +76,7 @@ Question counted_events(const Comparison& c) {
   if (evidence.empty()) {
     // Counts differ that cost nothing measurable on their own (alerts, per-step counts).
     for (const CountChange& cc : c.count_changes) {
-      evidence += std::string(evidence.empty() ? "" : "; ") + cc.change + " in phase " +
+      evidence += std::string(evidence.empty() ? "" : "; ") + count_change(cc) + " in phase " +
                   std::to_string(cc.phase);
     }
   }
@@ -132,7 +133,7 @@ Headline headline(const Comparison& c) {
   if (h.finding.empty()) {
     for (const CountedCost& cost : c.counted_costs) {
       if (!cost.counts.empty())
-        h.finding.push_back("Phase " + std::to_string(cost.phase) + ": " + cost.text + ".");
+        h.finding.push_back("Phase " + std::to_string(cost.phase) + ": " + counted_cost_line(cost, c) + ".");
     }
   }
   if (h.finding.empty()) {

@@ -21,6 +21,7 @@
 #include "recompdiag/core/step_columns.h"
 #include "recompdiag/core/synthetic_run.h"
 #include "recompdiag/reports/renderer.h"
+#include "recompdiag/reports/words.h"
 #include "recompdiag/trainer/bench_json.h"
 
 // std::optional as a JSON value or null (nlohmann 3.11 has no serializer of its own for it).
@@ -168,7 +169,7 @@ CompareBenchResult run_compare_bench(const CompareBenchOptions& o) {
   const auto total_steps = static_cast<double>(a.steps.size() + b.steps.size());
   r.bytes_per_step = (r.peak_mib - r.rss_before_mib) * 1024.0 * 1024.0 / total_steps;
   r.column_bytes_per_step = column_bytes / total_steps;
-  r.verdict = c.summary;
+  r.verdict = reports::summary(c);
   if (!o.keep) {
     std::error_code ec;
     std::filesystem::remove_all(r.dir, ec);

@@ -7,6 +7,7 @@
 #include "recompdiag/core/analysis.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/run_io.h"
+#include "recompdiag/reports/words.h"
 #include "recompdiag/trainer/ab_experiment.h"
 #include "recompdiag/trainer/bench_json.h"
 #include "recompdiag/trainer/faults.h"
@@ -198,7 +199,7 @@ DiagnoseBenchResult run_diagnose_bench(const DiagnoseBenchOptions& o) {
                                         {"config.seed", "seed"});
     const Comparison time = compare_run_sets(a_runs, b_runs, compare);
     score.time_verdict = time.verdict;
-    score.time_summary = time.time_summary;
+    score.time_summary = reports::time_summary(time);
     score.convergence = compare_convergence(a_runs, b_runs, o.convergence);
     std::vector<std::string> why;
     if (!score.alert_in_every_pair) why.push_back(want.rule + std::string(" did not fire"));

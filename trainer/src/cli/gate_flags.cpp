@@ -2,6 +2,8 @@
 
 #include "cli/gate_flags.h"
 
+#include "recompdiag/reports/words.h"
+
 namespace recompdiag::trainer::cli {
 
 namespace {
@@ -40,7 +42,7 @@ void apply_gate_flags(const GateFlags& flags, CompareOptions& options) {
 
 int gate_exit_code(const Comparison& c, const GateFlags& flags, std::ostream& err) {
   if (c.verdict == Verdict::kInconclusive) {
-    err << "recompdiag: warning: " << c.summary
+    err << "recompdiag: warning: " << reports::summary(c)
         << (flags.strict_inconclusive ? " (exit 1: --strict-inconclusive)"
                                       : " (exit 0; --strict-inconclusive makes it 1)")
         << "\n";

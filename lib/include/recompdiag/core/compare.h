@@ -188,7 +188,9 @@ struct PhaseComparison {
   /// Runs per side that would settle an inconclusive phase (0 otherwise).
   int runs_needed = 0;
   Verdict verdict = Verdict::kNoChange;
-  std::string reason;  ///< Why this verdict, in one sentence.
+  /// Deprecated since 0.7, removed in 0.8: why this verdict, in one sentence, as 0.6 worded it.
+  /// The words are the reports' (reports::phase_reason() in recompdiag/reports/words.h).
+  std::string reason;
 };
 
 /// A deterministic count that differs between the sides in one phase, compared exactly.
@@ -204,8 +206,10 @@ struct CountChange {
   bool fails = false;
   /// The CompareOptions::fail_on name that fails it: `count`, or "compiles" for its parts.
   std::string failed_by;
-  std::string text;    ///< "B: 12 more JIT compiles in phase 2 (0 -> 12)".
-  /// The change in words, without side or phase: "12 more JIT compiles", "1 fewer JIT compile".
+  /// Deprecated since 0.7, removed in 0.8: "B: 12 more JIT compiles in phase 2 (0 -> 12)"
+  /// (reports::count_change_line()).
+  std::string text;
+  /// Deprecated since 0.7, removed in 0.8: "12 more JIT compiles" (reports::count_change()).
   std::string change;
 };
 
@@ -221,7 +225,9 @@ struct CountChange {
 struct CountedCost {
   int phase = 1;
   std::vector<std::string> counts;  ///< The differing counts costed, as count_names() names them.
-  std::string causes;               ///< "5 more JIT compiles and 50 more JIT plan builds".
+  /// Deprecated since 0.7, removed in 0.8: "5 more JIT compiles and 50 more JIT plan builds"
+  /// (reports::cost_causes()).
+  std::string causes;
   /// Differing counts found on most steady steps of a run: priced by the steady test instead.
   std::vector<std::string> per_step_counts;
   double event_steps_a = 0.0;  ///< Its steps carrying the events (mean over the side's runs).
@@ -233,6 +239,11 @@ struct CountedCost {
   double difference_s = 0.0;  ///< cost_s_b - cost_s_a.
   double low_s = 0.0;         ///< Interval of the difference (CompareOptions confidence).
   double high_s = 0.0;
+  /// The step times' own estimate of the difference and its interval: difference_s, low_s and
+  /// high_s before the measured compile time bounds them (measured_bounds).
+  double steps_s = 0.0;
+  double steps_low_s = 0.0;
+  double steps_high_s = 0.0;
   double confidence = 0.95;
   double phase_s_a = 0.0;  ///< A's phase: every step plus compile time between steps (mean).
   double share = 0.0;      ///< difference_s / phase_s_a: the cost as a fraction of A's phase.
@@ -251,8 +262,8 @@ struct CountedCost {
   /// kRegression (kImprovement) when the share is beyond +threshold (-threshold) with p below
   /// alpha; else kNoChange: the cost is too small or too uncertain to decide.
   Verdict verdict = Verdict::kNoChange;
-  /// "B's 5 more JIT compiles and 50 more JIT plan builds cost 0.31 s (95% CI 0.25-0.37 s), 18%
-  /// of A's phase 2".
+  /// Deprecated since 0.7, removed in 0.8: "B's 5 more JIT compiles and 50 more JIT plan builds
+  /// cost 0.31 s (95% CI 0.25-0.37 s), 18% of A's phase 2" (reports::counted_cost_line()).
   std::string text;
 };
 
@@ -320,13 +331,19 @@ struct Comparison {
   Verdict counts_verdict = Verdict::kNoChange;
   /// What the runs learned (pairs A_i, B_i): part of the summary when B's training regressed.
   ConvergenceComparison convergence;
-  std::string summary;  ///< The verdict in one sentence.
+  /// The phase whose verdict is the comparison's: the slowest regressed phase, else the fastest
+  /// improved one, else the least settled inconclusive one (by the ratio each verdict rests on).
+  /// 0 when none is: every phase is no change, or only a `fail_on` count regressed.
+  int deciding_phase = 0;
+  /// Deprecated since 0.7, removed in 0.8: the verdict in one sentence, as 0.6 worded it
+  /// (reports::summary()).
+  std::string summary;
   /// Deprecated since 0.7, removed in 0.8: the story is the reports' (reports::story() in
   /// recompdiag/reports/story.h), which words the facts above; this field holds its lines, as 0.6
   /// wrote them, for one more minor version.
   std::vector<std::string> story;
-  /// The sentence of the timing verdict alone; `summary` adds the training quality when B's
-  /// training regressed.
+  /// Deprecated since 0.7, removed in 0.8: the sentence of the timing verdict alone, as 0.6
+  /// worded it (reports::time_summary()).
   std::string time_summary;
   std::vector<std::string> warnings;  ///< Config differences, few samples, skipped lines, ...
   /// When the first run of A (of B) is a data-parallel job: its per-rank table and stragglers.

@@ -1,0 +1,47 @@
+#pragma once
+/// \file
+/// A comparison's facts in sentences: a count that changed, what the counted events cost, why a
+/// phase got its verdict, and the verdict of the whole. The comparison (core) finds the facts;
+/// these word them, and every renderer, the CLI and the benches print these words.
+///
+///     const Comparison c = compare_runs(a, b);
+///     std::cout << reports::summary(c) << "\n";
+///     for (const PhaseComparison& p : c.phases) std::cout << reports::phase_reason(p, c) << "\n";
+
+#include <string>
+
+#include "recompdiag/core/compare.h"
+
+namespace recompdiag::reports {
+
+/// The change in words, without side or phase: "12 more JIT compiles", "1 fewer JIT compile".
+/// Throws std::logic_error for a count that is not a line of kProbeCounts.
+std::string count_change(const CountChange& change);
+
+/// "B: 12 more JIT compiles in phase 2 (0 -> 12)"; a side's range where its runs differ
+/// ("0-2 -> 12").
+std::string count_change_line(const CountChange& change);
+
+/// What a counted cost prices, from the comparison's count changes in its phase: "5 more JIT
+/// compiles and 50 more JIT plan builds". Cache misses that are the plan builds already named are
+/// not named again.
+std::string cost_causes(const CountedCost& cost, const Comparison& comparison);
+
+/// "B's 5 more JIT compiles cost 0.31 s (95% CI 0.25-0.37 s, p = 0.002), 18.0% of A's phase 2
+/// (1.72 s)", with what the compilers' own clocks measured where that bounds it, and a note where
+/// the difference runs against the counts.
+std::string counted_cost_line(const CountedCost& cost, const Comparison& comparison);
+
+/// Why the phase got its verdict, with the figures it rests on: "slower beyond the 5.0%
+/// threshold: B/A 1.302 (95% CI 1.25-1.36, p < 0.001 Holm; 18 vs 18 blocks of steps, ...)".
+std::string phase_reason(const PhaseComparison& phase, const Comparison& comparison);
+
+/// The timing verdict in one sentence: the deciding phase (Comparison::deciding_phase) and why,
+/// or the `--fail-on` count that fails the gate, or that every phase is proven within the
+/// threshold.
+std::string time_summary(const Comparison& comparison);
+
+/// time_summary(), and the training quality where B's training changed.
+std::string summary(const Comparison& comparison);
+
+}  // namespace recompdiag::reports

@@ -1,0 +1,287 @@
+// A comparison's facts in sentences: count changes, counted costs, each phase's reason and the
+// verdict of the whole.
+#include "recompdiag/reports/words.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "detail/format.h"
+#include "recompdiag/core/probe_counts.h"
+
+namespace recompdiag::reports {
+
+namespace {
+
+using detail::listed;
+using detail::percent;
+using detail::printf_string;
+
+// The line of kProbeCounts whose gate is named `name` (CountChange::count).
+const ProbeCountField& gate_line(const std::string& name) {
+  for (const ProbeCountField& f : kProbeCounts) {
+    if (f.gate.name != nullptr && name == f.gate.name) return f;
+  }
+  throw std::logic_error("no count gated as " + name + " in kProbeCounts");
+}
+
+std::string range(int64_t lo, int64_t hi) {
+  return lo == hi ? std::to_string(lo) : std::to_string(lo) + "-" + std::to_string(hi);
+}
+
+std::string p_words(double p) { return p < 0.001 ? "p < 0.001" : printf_string("p = %.3f", p); }
+
+const CountChange* change_of(const Comparison& c, int phase, const std::string& count) {
+  for (const CountChange& cc : c.count_changes) {
+    if (cc.phase == phase && cc.count == count) return &cc;
+  }
+  return nullptr;
+}
+
+// What the steady test's figures rest on: "18 vs 18 blocks of steps, 3.0% run-to-run spread
+// given", "5 pairs of runs", "40 steps paired (the runs took turns), 8 blocks of 5 tested".
+std::string unit_words(const PhaseComparison& p, const CompareOptions& o) {
+  switch (p.unit) {
+    case ReplicationUnit::kRuns:
+      return p.paired ? std::to_string(p.run_medians_a_ms.size()) + " pairs of runs"
+                      : std::to_string(p.run_medians_a_ms.size()) + " vs " +
+                            std::to_string(p.run_medians_b_ms.size()) + " runs";
+    case ReplicationUnit::kEpochPairs:
+      return std::to_string(p.epoch_pairs) + " epochs paired (the runs took turns)";
+    case ReplicationUnit::kStepPairs:
+      return std::to_string(p.step_pairs) +
+             (p.turn_steps == 1 ? " steps paired" : " turns paired") + " (the runs took turns), " +
+             std::to_string(p.pair_blocks) + " blocks of " + std::to_string(p.pair_block_length) +
+             " tested";
+    case ReplicationUnit::kBlocks:
+      break;
+  }
+  const std::string blocks =
+      std::to_string(p.test.n_a) + " vs " + std::to_string(p.test.n_b) + " blocks of steps";
+  if (!o.run_noise) return blocks + ", run-to-run spread not measured";
+  return blocks + ", " + percent(*o.run_noise) + " run-to-run spread" +
+         (o.run_noise_source.empty() ? std::string(" given") : " from " + o.run_noise_source);
+}
+
+// What the whole-phase test's figures rest on.
+std::string whole_unit_words(const PhaseComparison& p, const CompareOptions& o) {
+  switch (p.unit) {
+    case ReplicationUnit::kStepPairs:
+      return std::to_string(p.whole_test.n_a) + " blocks of " +
+             std::to_string(p.pair_block_length) + " paired turns";
+    case ReplicationUnit::kEpochPairs:
+      return std::to_string(p.whole_test.n_a) + " epochs paired";
+    case ReplicationUnit::kRuns:
+      return unit_words(p, o);
+    case ReplicationUnit::kBlocks:
+      break;
+  }
+  return std::to_string(p.whole_test.n_a) + " vs " + std::to_string(p.whole_test.n_b) + " epochs";
+}
+
+// "B/A 1.302 (95% CI 1.250-1.356, p < 0.001 Holm; <unit>; detectable 2.1%)".
+std::string steady_figures(const PhaseComparison& p, const CompareOptions& o) {
+  return printf_string("B/A %.3f", p.test.ratio) + " (" +
+         printf_string("%g%%", o.bootstrap.confidence * 100.0) +
+         printf_string(" CI %.3f", p.test.low) + printf_string("-%.3f, ", p.test.high) +
+         p_words(p.p_holm) + " Holm; " + unit_words(p, o) + "; detectable " +
+         percent(p.test.mde) + ")";
+}
+
+std::string whole_figures(const PhaseComparison& p, const CompareOptions& o) {
+  return "every step of the phase, warm-up and compiles included: mean " +
+         printf_string("%.3g ms", p.whole_mean_a_ms) + " -> " +
+         printf_string("%.3g ms", p.whole_mean_b_ms) +
+         printf_string(", B/A %.3f", p.whole_test.ratio) + " (" +
+         printf_string("%g%%", o.bootstrap.confidence * 100.0) +
+         printf_string(" CI %.3f", p.whole_test.low) +
+         printf_string("-%.3f, ", p.whole_test.high) + p_words(p.whole_p_holm) + " Holm; " +
+         whole_unit_words(p, o) + ")";
+}
+
+const CountedCost* cost_of(const Comparison& c, int phase) {
+  const CountedCost* found = nullptr;
+  for (const CountedCost& cost : c.counted_costs) {
+    if (cost.phase == phase) found = &cost;
+  }
+  return found;
+}
+
+// The ratio the phase's verdict rests on: its counted cost as 1 + its share of A's phase, the
+// whole phase's, or the steady median's.
+double decisive_ratio(const PhaseComparison& p, const Comparison& c) {
+  if (p.counted_decides) {
+    if (const CountedCost* cost = cost_of(c, p.phase)) return 1.0 + cost->share;
+  }
+  return p.whole_decides ? p.whole_test.ratio : p.ratio.ratio;
+}
+
+std::string gate_failure(const CountChange& cc) {
+  return count_change_line(cc) + " (--fail-on " + cc.failed_by + ")";
+}
+
+}  // namespace
+
+std::string count_change(const CountChange& c) {
+  const ProbeCountField& f = gate_line(c.count);
+  const bool more = c.b_min > c.a_max;
+  const int64_t by = more ? c.b_min - c.a_max : c.a_min - c.b_max;
+  return std::to_string(by) + (more ? " more " : " fewer ") + (by == 1 ? f.one : f.many);
+}
+
+std::string count_change_line(const CountChange& c) {
+  return "B: " + count_change(c) + " in phase " + std::to_string(c.phase) + " (" +
+         range(c.a_min, c.a_max) + " -> " + range(c.b_min, c.b_max) + ")";
+}
+
+std::string cost_causes(const CountedCost& cost, const Comparison& c) {
+  const CountChange* plans = nullptr;
+  for (const std::string& count : cost.counts) {
+    if (count == "plan_builds") plans = change_of(c, cost.phase, count);
+  }
+  std::vector<std::string> causes;
+  for (const CountChange& cc : c.count_changes) {
+    if (cc.phase != cost.phase) continue;
+    if (std::find(cost.counts.begin(), cost.counts.end(), cc.count) == cost.counts.end()) continue;
+    // Plan builds are cache misses too: the misses are named only when they are more than those.
+    const bool same_as_plans = cc.count == "cache_misses" && plans != nullptr &&
+                               cc.b_min - cc.a_max == plans->b_min - plans->a_max;
+    if (!same_as_plans) causes.push_back(count_change(cc));
+  }
+  return listed(causes);
+}
+
+std::string counted_cost_line(const CountedCost& cost, const Comparison& c) {
+  const CompareOptions& o = c.options;
+  const bool more = cost.difference_s >= 0.0;
+  // "0.31 s (95% CI 0.25-0.37 s, p = 0.002)": a difference, its interval and p, signs as `more`.
+  auto estimate = [&](double d, double lo, double hi) {
+    return printf_string("%.3g s", more ? d : -d) + " (" +
+           printf_string("%g%% CI ", o.bootstrap.confidence * 100.0) +
+           printf_string("%.3g", more ? lo : -hi) + printf_string("-%.3g s", more ? hi : -lo) +
+           ", " + p_words(cost.p) + ")";
+  };
+  const std::string share = percent(std::abs(cost.share)) + " of A's phase " +
+                            std::to_string(cost.phase) +
+                            printf_string(" (%.3g s)", cost.phase_s_a);
+  const std::string clocks = " compiling, as the compilers' own clocks measured";
+  std::string text = "B's " + cost_causes(cost, c) + (more ? " cost " : " saved ");
+  if (cost.measured_bounds && std::abs(cost.measured_s) >= std::abs(cost.steps_s)) {
+    // The measurement says more than the steps: it is the figure, the steps' estimate beside it.
+    text += "at least " + printf_string("%.3g s", std::abs(cost.measured_s)) + clocks +
+            " (the step times alone: " +
+            estimate(cost.steps_s, cost.steps_low_s, cost.steps_high_s) + "), " + share;
+  } else {
+    text += estimate(cost.difference_s, cost.low_s, cost.high_s) + ", " + share;
+    if (cost.measured_bounds) {
+      text += "; at least " + printf_string("%.3g s", std::abs(cost.measured_s)) + " of it" + clocks;
+    }
+  }
+  if (cost.against_counts) {
+    // Against the counts: slower with only fewer of them, or faster with only more.
+    text += std::string("; against the counts (B has ") + (more ? "fewer" : "more") +
+            " of them): not what they cost, and it decides nothing";
+  }
+  return text;
+}
+
+std::string phase_reason(const PhaseComparison& p, const Comparison& c) {
+  const CompareOptions& o = c.options;
+  const std::string threshold = percent(o.threshold);
+  const std::string figures = steady_figures(p, o);
+  const bool slower = p.verdict == Verdict::kRegression;
+  switch (p.verdict) {
+    case Verdict::kRegression:
+    case Verdict::kImprovement:
+      if (p.counted_decides) {
+        const CountedCost* cost = cost_of(c, p.phase);
+        return std::string(slower ? "what the counted events cost" : "what the counted events saved") +
+               " is beyond the " + threshold + " threshold: " +
+               (cost ? counted_cost_line(*cost, c) : std::string()) +
+               "; steady state alone: " + figures;
+      }
+      if (p.whole_decides) {
+        return std::string(slower ? "slower" : "faster") + " beyond the " + threshold +
+               " threshold over " + whole_figures(p, o) + "; steady state alone: " + figures;
+      }
+      return std::string(slower ? "slower" : "faster") + " beyond the " + threshold +
+             " threshold: " + figures;
+    case Verdict::kNoChange:
+      return "equivalent within the " + threshold + " threshold (TOST " + p_words(p.tost_p_holm) +
+             " Holm): " + figures;
+    case Verdict::kInconclusive:
+      break;
+  }
+  const std::string ratio = printf_string("; B/A %.3f", p.test.ratio);
+  if (p.unit == ReplicationUnit::kBlocks && !o.run_noise) {
+    return "one run per side that did not take turns, and no measured run-to-run spread: no time "
+           "verdict (give several runs per side, --noise-profile from `recompdiag bench noise`, or "
+           "runs that take turns with `recompdiag ab`)" + ratio;
+  }
+  if (p.noise_contradicted) {
+    return "the runs' own step times jump between levels " + percent(p.level_spread) +
+           " apart, beyond the " + percent(o.run_noise.value_or(0.0)) +
+           " run-to-run spread given: no time verdict rests on it (runs that take turns with "
+           "`recompdiag ab` cancel the levels)" + ratio;
+  }
+  return "cannot be told from the " + threshold + " threshold at this noise: " + figures +
+         "; about " + std::to_string(p.runs_needed) + " runs per side would settle it";
+}
+
+std::string time_summary(const Comparison& c) {
+  const CountChange* failing = nullptr;
+  for (const CountChange& cc : c.count_changes) {
+    if (cc.fails && !failing) failing = &cc;
+  }
+  const PhaseComparison* phase = nullptr;
+  for (const PhaseComparison& p : c.phases) {
+    if (c.deciding_phase != 0 && p.phase == c.deciding_phase) phase = &p;
+  }
+  if (phase == nullptr) {
+    if (failing) return "regression: " + gate_failure(*failing);
+    return "no change: every phase's steady median is proven within the " +
+           percent(c.options.threshold) + " threshold (TOST, Holm)";
+  }
+  const std::string verdict = to_string(c.verdict);
+  const std::string name = "phase " + std::to_string(phase->phase);
+  const std::string reason = phase_reason(*phase, c);
+  std::string text;
+  if (phase->counted_decides) {
+    text = verdict + ": " + name + ": " + reason;
+  } else if (c.verdict == Verdict::kRegression) {
+    // A time cost names first the signal by which the phase differs from A's: "regression: phase
+    // 2 regressed 38% in steady state: B: 12 JIT compiles after warm-up, one per epoch; ...".
+    std::string signal;
+    const PhaseAnalysis* pa = nullptr;
+    const PhaseAnalysis* pb = nullptr;
+    for (const PhaseAnalysis& x : c.a.phases) pa = x.phase == phase->phase ? &x : pa;
+    for (const PhaseAnalysis& x : c.b.phases) pb = x.phase == phase->phase ? &x : pb;
+    if (pa && pb) {
+      const std::vector<Signal> signals = rank_phase_signals(*pb, pa, c.b.header.optimizer);
+      if (!signals.empty()) signal = signals.front().text;
+    }
+    text = "regression: " + name + " regressed " +
+           printf_string("%.0f%%", (decisive_ratio(*phase, c) - 1.0) * 100.0) +
+           (phase->whole_decides ? " over all its steps" : " in steady state") +
+           (signal.empty() ? std::string(" (no probe signal differs)") : ": B: " + signal) + "; " +
+           reason;
+  } else {
+    text = verdict + ": " + name +
+           (phase->whole_decides
+                ? " mean step over all its steps " + printf_string("%.3g ms", phase->whole_mean_a_ms) +
+                      " -> " + printf_string("%.3g ms", phase->whole_mean_b_ms)
+                : " steady median " + printf_string("%.3g ms", phase->median_a_ms) + " -> " +
+                      printf_string("%.3g ms", phase->median_b_ms)) +
+           ", " + reason;
+  }
+  if (failing) text += "; and " + gate_failure(*failing);
+  return text;
+}
+
+std::string summary(const Comparison& c) {
+  std::string text = time_summary(c);
+  if (c.convergence.verdict != ConvergenceVerdict::kNoChange) text += "; " + c.convergence.summary;
+  return text;
+}
+
+}  // namespace recompdiag::reports
