@@ -177,6 +177,7 @@ TEST_CASE("the story: the switches apart, then the counted costs and the steady 
 // Which of phase_reason()'s sentences a comparison's phases were given, by their first words.
 struct ReasonsSeen {
   std::map<std::string, int> by_start;
+  std::map<std::string, int> signals;  // by kind
   void add(const std::string& reason) {
     for (const char* start :
          {"slower beyond", "faster beyond", "what the counted events cost",
@@ -188,7 +189,28 @@ struct ReasonsSeen {
 };
 
 // The reports' words say what 0.6's deprecated fields said, field by field.
+void check_words(const RunAnalysis& r, ReasonsSeen& seen) {
+  for (const SlowStretch& s : r.slow_stretches) {
+    CHECK(stretch_sentence(s) == s.sentence);
+    for (const Signal& signal : s.signals) {
+      CHECK(signal_words(signal) == signal.text);
+      ++seen.signals[signal.kind];
+    }
+  }
+}
+
 void check_words(const Comparison& c, ReasonsSeen& seen) {
+  check_words(c.a, seen);
+  check_words(c.b, seen);
+  for (const PhaseAnalysis& pb : c.b.phases) {
+    for (const PhaseAnalysis& pa : c.a.phases) {
+      if (pa.phase != pb.phase) continue;
+      for (const Signal& signal : rank_phase_signals(pb, &pa, c.b.header.optimizer)) {
+        CHECK(signal_words(signal) == signal.text);
+        ++seen.signals[signal.kind];
+      }
+    }
+  }
   for (const PhaseComparison& p : c.phases) {
     CHECK(phase_reason(p, c) == p.reason);
     seen.add(phase_reason(p, c));
@@ -205,7 +227,7 @@ void check_words(const Comparison& c, ReasonsSeen& seen) {
   CHECK(summary(c) == c.summary);
 }
 
-TEST_CASE("the words: each verdict's sentence from the facts, as 0.6's fields said it") {
+TEST_CASE("the words: each sentence from the facts, as 0.6's fields said it") {
   ReasonsSeen seen;
   const std::vector<std::string> fixtures = {"compare_baseline.jsonl", "compare_slower.jsonl",
                                              "compare_faster.jsonl", "compare_rerun.jsonl"};
@@ -283,6 +305,35 @@ TEST_CASE("the words: each verdict's sentence from the facts, as 0.6's fields sa
         "the runs' own step times jump", "cannot be told"}) {
     CAPTURE(std::string(start));
     CHECK(seen.by_start[start] > 0);
+  }
+  for (const char* kind : {"jit_compiles", "jit_plan_builds", "optimizer_reset", "context"}) {
+    CAPTURE(std::string(kind));
+    CHECK(seen.signals[kind] > 0);
+  }
+
+  // Every signal of kProbeCounts, each with a count of its own (and 1 for one event, the words'
+  // singular): a phase that has them all against one that has none.
+  for (const int64_t n : {1, 3}) {
+    PhaseAnalysis none;
+    PhaseAnalysis all;
+    all.counts.steps = 40;
+    size_t kinds = 0;
+    for (const ProbeCountField& f : kProbeCounts) {
+      if (f.signal.kind == nullptr) continue;
+      all.counts.*f.value = n + static_cast<int64_t>(kinds++);
+    }
+    all.counts.copy_bytes = 4'200'000;
+    all.counts.lr_requested = 0.01;
+    all.counts.lr_effective = 0.001;
+    all.counts.alerts += 2;  // besides the slow_step and memory_growth alerts
+    all.counts.resident_first_bytes = 1'000'000;
+    all.counts.resident_last_bytes = 9'000'000;
+    const std::vector<Signal> signals = rank_phase_signals(all, &none, "Adam");
+    CHECK(signals.size() + 1 == kinds);  // every kind but `alerts`, which ranking leaves out
+    for (const Signal& signal : signals) {
+      CAPTURE(signal.kind);
+      CHECK(signal_words(signal) == signal.text);
+    }
   }
 }
 
@@ -370,7 +421,12 @@ TEST_CASE("the HTML report is one self-contained page with the verdict first and
 
 TEST_CASE("HTML escapes what comes from run files") {
   Pair p = load("compare_baseline.jsonl", "compare_rerun.jsonl");
-  p.c.a.slow_stretches.at(0).sentence = "<script>alert(1)</script>";
+  // A compile reason is the run file's text.
+  Signal compile;
+  compile.kind = "jit_compiles";
+  compile.count = 1;
+  compile.reasons = {"<script>alert(1)</script>"};
+  p.c.a.slow_stretches.at(0).signals = {compile};
   const std::string html = render(ReportFormat::kHtml, p.c);
   CHECK_FALSE(contains(html, "<script>"));
   CHECK(contains(html, "&lt;script&gt;alert(1)&lt;/script&gt;"));

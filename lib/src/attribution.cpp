@@ -60,8 +60,20 @@ struct StretchEvents {
   std::vector<std::string> compile_reasons;  // distinct, in order
   int64_t rebuilds = 0;                      // optimizer rebuilds that threw the state away
   std::string rebuild_reason;
-  std::vector<std::string> context;
+  std::vector<Signal> context;  // phase starts, lr and loss-weight changes
 };
+
+// An event that gives a stretch context, ranked below every probe signal; `text`, 0.6's words.
+Signal context_signal(const EventRecord& e, std::string text) {
+  Signal s;
+  s.kind = "context";
+  s.count = 1;
+  s.score = kWeightContextEvent;
+  s.text = std::move(text);
+  s.event = e.kind;
+  s.phase = e.phase;
+  return s;
+}
 
 StretchEvents read_events(const std::vector<const EventRecord*>& events) {
   StretchEvents out;
@@ -81,13 +93,13 @@ StretchEvents read_events(const std::vector<const EventRecord*>& events) {
         if (out.rebuild_reason.empty()) out.rebuild_reason = e->reason;
         break;
       case EventKind::kPhaseStart:
-        out.context.push_back("phase " + std::to_string(e->phase) + " start");
+        out.context.push_back(context_signal(*e, "phase " + std::to_string(e->phase) + " start"));
         break;
       case EventKind::kLrChange:
-        out.context.push_back("lr change");
+        out.context.push_back(context_signal(*e, "lr change"));
         break;
       case EventKind::kLossWeightsChange:
-        out.context.push_back("loss-weight change");
+        out.context.push_back(context_signal(*e, "loss-weight change"));
         break;
       default:
         break;
@@ -96,10 +108,10 @@ StretchEvents read_events(const std::vector<const EventRecord*>& events) {
   return out;
 }
 
-// Count `f` of a stretch as a signal: how many, and the words that name them.
-std::pair<int64_t, std::string> describe(const ProbeCountField& f, const ProbeCounts& c,
-                                         const ProbeCounts& steady, const StretchEvents& events,
-                                         const std::string& optimizer) {
+// Count `f` of a stretch as a signal: how many, what its words name, and 0.6's words (the
+// deprecated Signal::text).
+Signal describe(const ProbeCountField& f, const ProbeCounts& c, const ProbeCounts& steady,
+                const StretchEvents& events, const std::string& optimizer) {
   using Form = CountSignal::Form;
   const CountSignal& sig = f.signal;
   const char* one = sig.one != nullptr ? sig.one : f.one;
@@ -107,17 +119,23 @@ std::pair<int64_t, std::string> describe(const ProbeCountField& f, const ProbeCo
   const auto beyond_steady = [&](int64_t ProbeCounts::*m) {
     return excess(c.*m, steady.*m, steady.steps, c.steps);
   };
-  int64_t n = c.*f.value;
+  Signal out;
+  out.kind = sig.kind;
+  int64_t& n = out.count;
+  n = c.*f.value;
   switch (sig.form) {
     case Form::kCount:
-      return {n, plural(n, one, many)};
+      out.text = plural(n, one, many);
+      break;
     case Form::kExtra:
       n = beyond_steady(f.value);
-      return {n, plural(n, one, many)};
+      out.text = plural(n, one, many);
+      break;
     case Form::kCopies:
       n = beyond_steady(f.value);
-      return {n, plural(n, one, many) + " (" +
-                     format_bytes(beyond_steady(&ProbeCounts::copy_bytes)) + ")"};
+      out.bytes = beyond_steady(&ProbeCounts::copy_bytes);
+      out.text = plural(n, one, many) + " (" + format_bytes(out.bytes) + ")";
+      break;
     case Form::kCompiles: {
       // Compile events name no compiler: those the other compilers' probes do not account for.
       int64_t others = 0;
@@ -125,38 +143,48 @@ std::pair<int64_t, std::string> describe(const ProbeCountField& f, const ProbeCo
         if (g.signal.form == Form::kCompiles && g.value != f.value) others += c.*g.value;
       }
       n = std::max(n, events.compiles - others);
-      std::string text = plural(n, one, many);
+      out.reasons = events.compile_reasons;
+      out.text = plural(n, one, many);
       if (!events.compile_reasons.empty()) {
         std::string joined;
         for (const auto& r : events.compile_reasons) joined += (joined.empty() ? "" : "; ") + r;
-        text += " (reason: " + shorten(joined, 100) + ")";
+        out.text += " (reason: " + shorten(joined, 100) + ")";
       }
-      return {n, text};
+      break;
     }
     case Form::kOptimizerReset:
       // The probe's step-counter drop and the trainer's rebuild event are one fact seen twice.
-      return {std::max(n, events.rebuilds),
-              optimizer + " state reset" +
-                  (n == 0 && !events.rebuild_reason.empty()
-                       ? " (" + shorten(events.rebuild_reason, 60) + ")"
-                       : "")};
+      out.optimizer = optimizer;
+      if (n == 0 && !events.rebuild_reason.empty()) out.reasons = {events.rebuild_reason};
+      out.text = optimizer + " state reset" +
+                 (n == 0 && !events.rebuild_reason.empty()
+                      ? " (" + shorten(events.rebuild_reason, 60) + ")"
+                      : "");
+      n = std::max(n, events.rebuilds);
+      break;
     case Form::kLr:
-      return {n, "lr " + format_double("%g", c.lr_requested) + " requested but " +
-                     format_double("%g", c.lr_effective) + " in effect (" +
-                     plural(n, one, many) + ")"};
+      out.lr_requested = c.lr_requested;
+      out.lr_effective = c.lr_effective;
+      out.text = "lr " + format_double("%g", c.lr_requested) + " requested but " +
+                 format_double("%g", c.lr_effective) + " in effect (" + plural(n, one, many) + ")";
+      break;
     case Form::kMemoryGrowth: {
       const int64_t grown = c.resident_last_bytes - c.resident_first_bytes;
-      return {n, "resident memory grew steadily (" + std::string(grown >= 0 ? "+" : "-") +
-                     format_bytes(grown >= 0 ? grown : -grown) + " over " +
-                     plural(c.steps, "step", "steps") + ", " + plural(n, one, many) + ")"};
+      out.bytes = grown;
+      out.steps = c.steps;
+      out.text = "resident memory grew steadily (" + std::string(grown >= 0 ? "+" : "-") +
+                 format_bytes(grown >= 0 ? grown : -grown) + " over " +
+                 plural(c.steps, "step", "steps") + ", " + plural(n, one, many) + ")";
+      break;
     }
     case Form::kAlerts:
       // A slow_step alert only restates that the stretch is slow: it is no probe signal; a
       // memory_growth alert is a signal of its own.
       n -= c.slow_step_alerts + c.memory_growth_alerts;
-      return {n, plural(n, one, many)};
+      out.text = plural(n, one, many);
+      break;
   }
-  return {0, ""};
+  return out;
 }
 
 }  // namespace
@@ -172,14 +200,12 @@ std::vector<Signal> rank_signals(const ProbeCounts& c, const ProbeCounts& steady
   std::vector<Ranked> ranked;
   for (const ProbeCountField& f : kProbeCounts) {
     if (f.signal.kind == nullptr) continue;
-    auto [count, text] = describe(f, c, steady, seen, optimizer);
-    if (count <= 0) continue;
-    const double score = static_cast<double>(count) * f.signal.weight;
-    ranked.push_back({{f.signal.kind, count, score, std::move(text)}, f.signal.weight});
+    Signal signal = describe(f, c, steady, seen, optimizer);
+    if (signal.count <= 0) continue;
+    signal.score = static_cast<double>(signal.count) * f.signal.weight;
+    ranked.push_back({std::move(signal), f.signal.weight});
   }
-  for (const auto& ctx : seen.context) {
-    ranked.push_back({{"context", 1, kWeightContextEvent, ctx}, kWeightContextEvent});
-  }
+  for (const Signal& ctx : seen.context) ranked.push_back({ctx, kWeightContextEvent});
   // Equal scores: the costlier kind of event first, then kProbeCounts' order.
   std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& x, const Ranked& y) {
     if (x.signal.score != y.signal.score) return x.signal.score > y.signal.score;

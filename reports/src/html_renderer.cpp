@@ -119,7 +119,7 @@ void stretches(const RunAnalysis& r, const std::string& name, double slow_factor
     return;
   }
   out << "<ul>\n";
-  for (const auto& s : r.slow_stretches) out << "<li>" << html_escape(s.sentence) << "</li>\n";
+  for (const auto& s : r.slow_stretches) out << "<li>" << html_escape(stretch_sentence(s)) << "</li>\n";
   out << "</ul>\n";
 }
 

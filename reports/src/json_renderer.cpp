@@ -115,7 +115,7 @@ json run_json(const RunAnalysis& r) {
     json signals = json::array();
     for (const auto& g : s.signals) {
       signals.push_back(
-          {{"kind", g.kind}, {"count", g.count}, {"score", num(g.score)}, {"text", g.text}});
+          {{"kind", g.kind}, {"count", g.count}, {"score", num(g.score)}, {"text", signal_words(g)}});
     }
     stretches.push_back({{"first_step", s.first_step},
                          {"last_step", s.last_step},
@@ -124,7 +124,7 @@ json run_json(const RunAnalysis& r) {
                          {"max_ratio", num(s.max_ratio)},
                          {"extra_s", num(s.extra_s)},
                          {"signals", signals},
-                         {"sentence", s.sentence}});
+                         {"sentence", stretch_sentence(s)}});
   }
   json summary = nullptr;
   if (r.summary) {

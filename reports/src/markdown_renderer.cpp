@@ -35,7 +35,7 @@ void write_stretches(const RunAnalysis& r, const char* name, std::ostream& out) 
     return x->extra_s > y->extra_s;
   });
   if (top.size() > 3) top.resize(3);
-  for (const SlowStretch* s : top) out << "- " << s->sentence << "\n";
+  for (const SlowStretch* s : top) out << "- " << stretch_sentence(*s) << "\n";
 }
 
 // Training quality: each measure over the pairs, then each switch of the first pair.

@@ -15,14 +15,11 @@ namespace recompdiag::reports {
 namespace {
 
 using detail::listed;
+using detail::plural;
 using detail::printf_string;
 
 std::string side_label(const char* side, const RunAnalysis& r) {
   return r.header.mode.empty() ? std::string(side) : std::string(side) + " (" + r.header.mode + ")";
-}
-
-std::string plural(int64_t n, const char* one, const char* many) {
-  return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
 const ProbeCountField& count_line(const std::string& key) {

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "recompdiag/reports/words.h"
+
 namespace recompdiag::reports {
 
 namespace {
@@ -180,7 +182,7 @@ void write_run(TraceOut& t, int pid, const char* label, const RunFile& run, cons
           "slow: " + std::to_string(s.first_step) + "-" + std::to_string(s.last_step), t0,
           end_of(s.last_step) - t0,
           "{\"attribution\":" +
-              nlohmann::json(s.sentence)
+              nlohmann::json(stretch_sentence(s))
                   .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
               "}");
   }

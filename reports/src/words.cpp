@@ -14,6 +14,7 @@ namespace recompdiag::reports {
 namespace {
 
 using detail::listed;
+using detail::plural;
 using detail::percent;
 using detail::printf_string;
 
@@ -116,11 +117,99 @@ double decisive_ratio(const PhaseComparison& p, const Comparison& c) {
   return p.whole_decides ? p.whole_test.ratio : p.ratio.ratio;
 }
 
+// The line of kProbeCounts whose signal is `kind`.
+const ProbeCountField& signal_line(const std::string& kind) {
+  for (const ProbeCountField& f : kProbeCounts) {
+    if (f.signal.kind != nullptr && kind == f.signal.kind) return f;
+  }
+  throw std::logic_error("no signal " + kind + " in kProbeCounts");
+}
+
+std::string shortened(const std::string& s, size_t max_len) {
+  return s.size() <= max_len ? s : s.substr(0, max_len - 3) + "...";
+}
+
+std::string bytes_words(int64_t bytes) {
+  const double b = static_cast<double>(bytes);
+  if (b >= 1e9) return printf_string("%.1f GB", b / 1e9);
+  if (b >= 1e6) return printf_string("%.1f MB", b / 1e6);
+  if (b >= 1e3) return printf_string("%.1f kB", b / 1e3);
+  return std::to_string(bytes) + " B";
+}
+
+std::string context_words(const Signal& s) {
+  switch (s.event) {
+    case EventKind::kPhaseStart:
+      return "phase " + std::to_string(s.phase) + " start";
+    case EventKind::kLrChange:
+      return "lr change";
+    case EventKind::kLossWeightsChange:
+      return "loss-weight change";
+    default:
+      return to_string(s.event);
+  }
+}
+
 std::string gate_failure(const CountChange& cc) {
   return count_change_line(cc) + " (--fail-on " + cc.failed_by + ")";
 }
 
 }  // namespace
+
+std::string signal_words(const Signal& s) {
+  if (s.kind == "context") return context_words(s);
+  using Form = CountSignal::Form;
+  const ProbeCountField& f = signal_line(s.kind);
+  const char* one = f.signal.one != nullptr ? f.signal.one : f.one;
+  const char* many = f.signal.many != nullptr ? f.signal.many : f.many;
+  const std::string counted = plural(s.count, one, many);
+  switch (f.signal.form) {
+    case Form::kCount:
+    case Form::kExtra:
+    case Form::kAlerts:
+      break;
+    case Form::kCopies:
+      return counted + " (" + bytes_words(s.bytes) + ")";
+    case Form::kCompiles: {
+      std::string joined;
+      for (const std::string& r : s.reasons) joined += (joined.empty() ? "" : "; ") + r;
+      return joined.empty() ? counted : counted + " (reason: " + shortened(joined, 100) + ")";
+    }
+    case Form::kOptimizerReset:
+      return s.optimizer + " state reset" +
+             (s.reasons.empty() ? std::string() : " (" + shortened(s.reasons.front(), 60) + ")");
+    case Form::kLr:
+      return "lr " + printf_string("%g", s.lr_requested) + " requested but " +
+             printf_string("%g", s.lr_effective) + " in effect (" + counted + ")";
+    case Form::kMemoryGrowth:
+      return "resident memory grew steadily (" + std::string(s.bytes >= 0 ? "+" : "-") +
+             bytes_words(s.bytes >= 0 ? s.bytes : -s.bytes) + " over " +
+             plural(s.steps, "step", "steps") + ", " + counted + ")";
+  }
+  return counted;
+}
+
+std::string stretch_sentence(const SlowStretch& s) {
+  std::string text = s.first_step == s.last_step ? "step " + std::to_string(s.first_step)
+                                                 : "steps " + std::to_string(s.first_step) + "-" +
+                                                       std::to_string(s.last_step);
+  const double r = s.mean_ratio;
+  if (s.extra_s > 0.0) {
+    text += " ran " + printf_string(r >= 10 ? "%.0fx" : "%.1fx", r) + " the steady median (+" +
+            printf_string("%.3g s", s.extra_s) + ")";
+  } else {
+    // A switch is always listed; one that cost nothing says so instead of calling itself slow.
+    text += " ran no slower than the steady median (" + printf_string("%.1fx", r) + ")";
+  }
+  if (s.signals.empty()) return text + "; no probe signal coincides";
+  std::vector<std::string> strongest;
+  for (size_t i = 0; i < s.signals.size() && i < 4; ++i) {
+    strongest.push_back(signal_words(s.signals[i]));
+  }
+  std::string joined;
+  for (const std::string& w : strongest) joined += (joined.empty() ? "" : ", ") + w;
+  return text + "; " + joined;
+}
 
 std::string count_change(const CountChange& c) {
   const ProbeCountField& f = gate_line(c.count);
@@ -258,7 +347,7 @@ std::string time_summary(const Comparison& c) {
     for (const PhaseAnalysis& x : c.b.phases) pb = x.phase == phase->phase ? &x : pb;
     if (pa && pb) {
       const std::vector<Signal> signals = rank_phase_signals(*pb, pa, c.b.header.optimizer);
-      if (!signals.empty()) signal = signals.front().text;
+      if (!signals.empty()) signal = signal_words(signals.front());
     }
     text = "regression: " + name + " regressed " +
            printf_string("%.0f%%", (decisive_ratio(*phase, c) - 1.0) * 100.0) +

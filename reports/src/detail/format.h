@@ -16,6 +16,11 @@ inline std::string printf_string(const char* fmt, double v) {
   return buf;
 }
 
+/// "1 JIT compile", "2 JIT compiles".
+inline std::string plural(int64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 /// "a, b and c".
 inline std::string listed(const std::vector<std::string>& parts) {
   std::string text;

@@ -87,7 +87,8 @@ std::string costliest_stretch_cause(const RunAnalysis& b) {
     if (!worst || s.extra_s > worst->extra_s) worst = &s;
   }
   if (!worst) return "";
-  return worst->signals.empty() ? "no probe signal coincides" : worst->signals.front().text;
+  return worst->signals.empty() ? "no probe signal coincides"
+                                : reports::signal_words(worst->signals.front());
 }
 
 double total_ms(const RunFile& run) {
@@ -184,7 +185,7 @@ DiagnoseBenchResult run_diagnose_bench(const DiagnoseBenchOptions& o) {
       }
       if (i == 0) {
         score.alerts = fired;
-        score.top_cause = cause.text;
+        score.top_cause = cause.kind.empty() ? "" : reports::signal_words(cause);
         score.top_cause_kind = cause.kind;
         score.stretch_cause = costliest_stretch_cause(b);
       }

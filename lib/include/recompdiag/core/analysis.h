@@ -132,12 +132,31 @@ struct AlertInstance {
   std::string message;  ///< Empty for alerts known only by rule name.
 };
 
-/// One probe signal coinciding with a slow stretch.
+/// One probe signal coinciding with a slow stretch: its kind, how many, and what its words name
+/// beyond the count (reports::signal_words() words it). A field that its kind does not use is
+/// left empty or zero.
 struct Signal {
-  std::string kind;  ///< Stable key: "jit_compiles", "optimizer_reset", ...
+  /// Stable key: a `CountSignal::kind` of kProbeCounts ("jit_compiles", "optimizer_reset", ...),
+  /// or "context" for an event that gives context (`event`, `phase`).
+  std::string kind;
   int64_t count = 0;
   double score = 0.0;  ///< Rank key: count x a prior cost weight of the signal kind.
-  std::string text;    ///< "2 JIT compiles (reason: ...)".
+  /// Deprecated since 0.7, removed in 0.8: "2 JIT compiles (reason: ...)", as 0.6 worded it
+  /// (reports::signal_words()).
+  std::string text;
+  /// Compiles: the distinct reasons their compile events noted, in order. An optimizer reset
+  /// known only from the trainer's rebuild event (the probe saw none): that event's reason.
+  std::vector<std::string> reasons;
+  /// Copies: the bytes copied beyond the steady rate. Memory growth: resident memory's growth
+  /// over the stretch (negative when it shrank).
+  int64_t bytes = 0;
+  int64_t steps = 0;  ///< Memory growth: the steps it grew over.
+  double lr_requested = 0.0;  ///< The lr signal: requested, and in effect.
+  double lr_effective = 0.0;
+  std::string optimizer;  ///< An optimizer reset: the optimizer's name ("Adam", or "optimizer").
+  /// Context: the event (a phase start, an lr or loss-weight change) and its phase.
+  EventKind event = EventKind::kNote;
+  int phase = 0;
 };
 
 /// A stretch of consecutive slow steps and what coincides with it.
@@ -149,7 +168,9 @@ struct SlowStretch {
   double max_ratio = 0.0;
   double extra_s = 0.0;         ///< Time over the steady median.
   std::vector<Signal> signals;  ///< Ranked, strongest first.
-  std::string sentence;         ///< One actionable sentence.
+  /// Deprecated since 0.7, removed in 0.8: one actionable sentence, as 0.6 worded it
+  /// (reports::stretch_sentence()).
+  std::string sentence;
 };
 
 /// How training ended.

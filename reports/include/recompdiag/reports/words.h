@@ -1,8 +1,9 @@
 #pragma once
 /// \file
-/// A comparison's facts in sentences: a count that changed, what the counted events cost, why a
-/// phase got its verdict, and the verdict of the whole. The comparison (core) finds the facts;
-/// these word them, and every renderer, the CLI and the benches print these words.
+/// The facts of an analysis and of a comparison in sentences: a probe signal and a slow stretch;
+/// a count that changed, what the counted events cost, why a phase got its verdict, and the
+/// verdict of the whole. The core library finds the facts; these word them, and every renderer,
+/// the CLI and the benches print these words.
 ///
 ///     const Comparison c = compare_runs(a, b);
 ///     std::cout << reports::summary(c) << "\n";
@@ -13,6 +14,15 @@
 #include "recompdiag/core/compare.h"
 
 namespace recompdiag::reports {
+
+/// A probe signal: "2 JIT compiles (reason: phase 2: loss weights baked into the graph)", "Adam
+/// state reset", "12 extra cross-device copies (4.2 MB)", "phase 2 start". Throws
+/// std::logic_error for a kind that is neither "context" nor a signal of kProbeCounts.
+std::string signal_words(const Signal& signal);
+
+/// "steps 50-52 ran 38x the steady median (+0.21 s); 2 JIT compiles (reason: ...), Adam state
+/// reset": where, how slow, and its four strongest signals.
+std::string stretch_sentence(const SlowStretch& stretch);
 
 /// The change in words, without side or phase: "12 more JIT compiles", "1 fewer JIT compile".
 /// Throws std::logic_error for a count that is not a line of kProbeCounts.
