@@ -210,6 +210,7 @@ TEST_CASE("bench noise: measures healthy runs into a profile that compare reads"
   // compare judges one run per side with it, and names it.
   Result c = recompdiag_cli("compare " + dir.file("runs/noise-1.jsonl") + " " +
                             dir.file("runs/noise-2.jsonl") + " --noise-profile " + profile);
+  INFO("exit code ", c.exit_code, ", output:\n", c.output);
   CHECK((c.exit_code == 0 || c.exit_code == 1));  // a verdict, whichever the noise allows
   CHECK(contains(c.output, "run-to-run spread from noise profile " + profile + ": 3 runs"));
   // Bad input: one line, exit 2 (ab reads the profile before anything trains).

@@ -178,6 +178,8 @@ TEST_CASE("the story: the switches apart, then the counted costs and the steady 
 struct ReasonsSeen {
   std::map<std::string, int> by_start;
   std::map<std::string, int> signals;  // by kind
+  std::map<std::string, int> quality;  // by verdict, "tested" apart
+  int improved = 0;                     // "better in every pair"
   void add(const std::string& reason) {
     for (const char* start :
          {"slower beyond", "faster beyond", "what the counted events cost",
@@ -189,6 +191,12 @@ struct ReasonsSeen {
 };
 
 // The reports' words say what 0.6's deprecated fields said, field by field.
+void check_quality(const ConvergenceComparison& q, ReasonsSeen& seen) {
+  CHECK(convergence_summary(q) == q.summary);
+  ++seen.quality[std::string(to_string(q.verdict)) + (q.tested ? ", tested" : "")];
+  seen.improved += q.summary.find("better in every pair") != std::string::npos;
+}
+
 void check_words(const RunAnalysis& r, ReasonsSeen& seen) {
   for (const SlowStretch& s : r.slow_stretches) {
     CHECK(stretch_sentence(s) == s.sentence);
@@ -223,6 +231,7 @@ void check_words(const Comparison& c, ReasonsSeen& seen) {
     CHECK(cost_causes(cost, c) == cost.causes);
     if (!cost.counts.empty()) CHECK(counted_cost_line(cost, c) == cost.text);
   }
+  check_quality(c.convergence, seen);
   CHECK(time_summary(c) == c.time_summary);
   CHECK(summary(c) == c.summary);
 }
@@ -306,6 +315,29 @@ TEST_CASE("the words: each sentence from the facts, as 0.6's fields said it") {
     CAPTURE(std::string(start));
     CHECK(seen.by_start[start] > 0);
   }
+  // Training quality: B's losses scaled, over one pair and over three seeded pairs.
+  const auto scaled = [&](const std::string& name, double by) {
+    RunFile r = synthetic(name);
+    for (StepRecord& step : r.steps) {
+      step.loss *= by;
+      for (double& h : step.head_losses) h *= by;
+    }
+    return r;
+  };
+  for (const double by : {1.3, 0.7}) {
+    check_quality(compare_convergence({synthetic("recompile")}, {scaled("recompile", by)}), seen);
+    check_quality(compare_convergence({synthetic("recompile"), synthetic("slow_warmup"),
+                                       synthetic("quiet")},
+                                      {scaled("recompile", by), scaled("slow_warmup", by * 1.02),
+                                       scaled("quiet", by * 0.98)}),
+                  seen);
+  }
+  for (const char* verdict : {"no change", "no change, tested", "regression, tested",
+                              "untested difference"}) {
+    CAPTURE(std::string(verdict));
+    CHECK(seen.quality[verdict] > 0);
+  }
+  CHECK(seen.improved > 0);
   for (const char* kind : {"jit_compiles", "jit_plan_builds", "optimizer_reset", "context"}) {
     CAPTURE(std::string(kind));
     CHECK(seen.signals[kind] > 0);

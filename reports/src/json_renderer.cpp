@@ -200,7 +200,7 @@ json convergence_json(const ConvergenceComparison& c) {
           {"measures", measures},
           {"runs_a", runs(c.a)},
           {"runs_b", runs(c.b)},
-          {"summary", c.summary}};
+          {"summary", convergence_summary(c)}};
 }
 
 }  // namespace

@@ -367,9 +367,44 @@ std::string time_summary(const Comparison& c) {
   return text;
 }
 
+std::string convergence_summary(const ConvergenceComparison& q) {
+  std::string text = "training quality: " + std::string(to_string(q.verdict));
+  if (q.tested) {
+    std::vector<std::string> regressed;
+    std::vector<std::string> improved;
+    for (const QualityMeasure& m : q.measures) {
+      const std::string change = m.label + " " + printf_string("%+.1f%%", 100.0 * m.change);
+      if (m.regression) {
+        regressed.push_back(change + " (p=" + printf_string("%.2g", m.p) + ")");
+      } else if (m.better_pairs == q.pairs) {
+        improved.push_back(change);
+      }
+    }
+    const auto joined = [](const std::vector<std::string>& parts) {
+      std::string out;
+      for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
+      return out;
+    };
+    text += " over " + std::to_string(q.pairs) + " seeded pairs";
+    if (!regressed.empty()) text += ": " + joined(regressed);
+    if (!improved.empty()) text += "; better in every pair: " + joined(improved);
+  } else if (q.verdict == ConvergenceVerdict::kUntestedDifference) {
+    text += " (B worse in its one pair; no test across seeds: rerun with more seeds to test it)";
+  } else {
+    text += " (" + std::to_string(q.pairs) + " pair: no test across seeds)";
+  }
+  return text + "; quality does not gate; final loss " + printf_string("%.4g", q.final_loss_a) +
+         " -> " + printf_string("%.4g", q.final_loss_b) +
+         printf_string(" (%+.1f%%)", 100.0 * q.final_loss_change) +
+         "; steps to recover the pre-switch loss " + printf_string("%.0f", q.recovery_steps_a) +
+         " -> " + printf_string("%.0f", q.recovery_steps_b);
+}
+
 std::string summary(const Comparison& c) {
   std::string text = time_summary(c);
-  if (c.convergence.verdict != ConvergenceVerdict::kNoChange) text += "; " + c.convergence.summary;
+  if (c.convergence.verdict != ConvergenceVerdict::kNoChange) {
+    text += "; " + convergence_summary(c.convergence);
+  }
   return text;
 }
 

@@ -299,7 +299,7 @@ nlohmann::ordered_json diagnose_bench_json(const DiagnoseBenchResult& r) {
                         {"recovery_steps_b", c.recovery_steps_b},
                         {"tested", c.tested},
                         {"measures", measures_json(c)},
-                        {"summary", c.summary}}},
+                        {"summary", reports::convergence_summary(c)}}},
                       {"why", f.why}});
   }
   nlohmann::ordered_json rates = nlohmann::ordered_json::object();

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/train_flags.h"
 #include "recompdiag/core/error.h"
+#include "recompdiag/reports/words.h"
 #include "recompdiag/trainer/diagnose_bench.h"
 
 namespace recompdiag::trainer::cli {
@@ -57,7 +58,7 @@ void print_table(const DiagnoseBenchResult& r, int seeds, int quality_seeds) {
     std::printf("%-16s each pair alone: %d of %d a time regression, %d of them naming %s first\n",
                 "", f.pair_time_regressions, f.pairs, f.pair_time_regressions_named,
                 f.expected_cause.c_str());
-    std::printf("%-16s %s\n", "", f.convergence.summary.c_str());
+    std::printf("%-16s %s\n", "", reports::convergence_summary(f.convergence).c_str());
   }
   std::printf("correct: %d of %zu\n", correct, r.faults.size());
   std::printf("healthy pairs: %d, regression verdicts: %d, %lld healthy steps; alerts per 1,000:",

@@ -18,7 +18,7 @@
 ///
 ///     ConvergenceComparison c = compare_convergence({read_run_file("a.jsonl")},
 ///                                                   {read_run_file("b.jsonl")});
-///     if (c.verdict == ConvergenceVerdict::kRegression) std::puts(c.summary.c_str());
+///     if (c.verdict == ConvergenceVerdict::kRegression) std::puts("B learned worse");
 
 #include <cstdint>
 #include <string>
@@ -118,7 +118,9 @@ struct ConvergenceComparison {
   std::vector<QualityMeasure> measures;
   std::vector<RunConvergence> a;
   std::vector<RunConvergence> b;
-  std::string summary;  ///< One sentence with the figures.
+  /// Deprecated since 0.7, removed in 0.8: one sentence with the figures, as 0.6 worded it
+  /// (reports::convergence_summary() in recompdiag/reports/words.h).
+  std::string summary;
 };
 
 /// Compares pairs a[i], b[i] (the shorter list sets the count). With two or more pairs a measure's

@@ -51,7 +51,12 @@ std::string phase_reason(const PhaseComparison& phase, const Comparison& compari
 /// threshold.
 std::string time_summary(const Comparison& comparison);
 
-/// time_summary(), and the training quality where B's training changed.
+/// The training quality in one sentence: "training quality: regression over 3 seeded pairs:
+/// final loss +12.0% (p=0.02); quality does not gate; final loss 0.3 -> 0.336 (+12.0%); steps to
+/// recover the pre-switch loss 40 -> 95".
+std::string convergence_summary(const ConvergenceComparison& convergence);
+
+/// time_summary(), and the training quality (convergence_summary()) where B's training changed.
 std::string summary(const Comparison& comparison);
 
 }  // namespace recompdiag::reports
