@@ -11,7 +11,9 @@
 #include "detail/glossary.h"
 #include "recompdiag/core/compare.h"
 #include "recompdiag/core/error.h"
+#include "recompdiag/core/job.h"
 #include "recompdiag/core/run_io.h"
+#include "recompdiag/core/straggler.h"
 #include "recompdiag/core/synthetic_run.h"
 #include "recompdiag/core/version.h"
 #include "recompdiag/reports/renderer.h"
@@ -19,6 +21,7 @@
 #include "recompdiag/reports/story.h"
 #include "recompdiag/reports/trace_writer.h"
 #include "recompdiag/reports/words.h"
+#include "job_fixtures.h"
 #include "test_util.h"
 
 using namespace recompdiag;
@@ -48,6 +51,17 @@ Pair load(const std::string& a, const std::string& b) {
   Pair p{read_run_file(fixture(a)), read_run_file(fixture(b)), {}};
   p.c = compare_runs(p.a, p.b, measured_noise());
   return p;
+}
+
+// The mutable mode's run: no compile at the switch, the optimizer's state kept.
+SyntheticRunOptions mutable_shape() {
+  SyntheticRunOptions o;
+  o.mode = "mutable";
+  o.switch_compiles = 0;
+  o.optimizer_reset_at_switch = false;
+  o.warmup_at_switch = false;
+  o.seed = 2;
+  return o;
 }
 
 std::string render(ReportFormat format, const Comparison& c) {
@@ -151,15 +165,8 @@ TEST_CASE("the story: the switches apart, then the counted costs and the steady 
 
   // B compiles nothing at the switch and keeps its optimizer's state: the compiles' counted cost.
   test::TempDir dir;
-  SyntheticRunOptions recompile;
-  write_synthetic_run(dir.file("a.jsonl"), recompile);
-  SyntheticRunOptions mutable_run;
-  mutable_run.mode = "mutable";
-  mutable_run.switch_compiles = 0;
-  mutable_run.optimizer_reset_at_switch = false;
-  mutable_run.warmup_at_switch = false;
-  mutable_run.seed = 2;
-  write_synthetic_run(dir.file("b.jsonl"), mutable_run);
+  write_synthetic_run(dir.file("a.jsonl"), SyntheticRunOptions{});
+  write_synthetic_run(dir.file("b.jsonl"), mutable_shape());
   const Comparison c = compare_runs(read_run_file(dir.file("a.jsonl")),
                                     read_run_file(dir.file("b.jsonl")), measured_noise());
   const Story s = story(c);
@@ -264,12 +271,7 @@ TEST_CASE("the words: each sentence from the facts, as 0.6's fields said it") {
   // cannot explain.
   test::TempDir dir;
   SyntheticRunOptions recompile;
-  SyntheticRunOptions mutable_run;
-  mutable_run.mode = "mutable";
-  mutable_run.switch_compiles = 0;
-  mutable_run.optimizer_reset_at_switch = false;
-  mutable_run.warmup_at_switch = false;
-  mutable_run.seed = 2;
+  SyntheticRunOptions mutable_run = mutable_shape();
   SyntheticRunOptions slow_warmup;
   slow_warmup.warmup_factor = 400.0;
   slow_warmup.warmup_steps = 8;
@@ -367,6 +369,56 @@ TEST_CASE("the words: each sentence from the facts, as 0.6's fields said it") {
       CHECK(signal_words(signal) == signal.text);
     }
   }
+}
+
+TEST_CASE("the words of a job's stragglers, each cause from its facts, as 0.6's fields said it") {
+  // Rank 1 holds the others up at steps 40-41 for each cause in turn, most specific first.
+  const auto without_compile = [] {
+    std::vector<RunFile> ranks = test::job_with_straggler(1);
+    ranks[1].events.pop_back();
+    return ranks;
+  };
+  std::vector<std::vector<RunFile>> jobs = {test::job_with_straggler(1), without_compile()};
+  jobs.push_back(without_compile());
+  jobs.back()[1].steps[40].jit->plan_builds = 0;
+  jobs.back()[1].steps[40].jit->profiling_runs = 2;
+  jobs.push_back(without_compile());
+  jobs.back()[1].steps[40].jit->plan_builds = 0;
+  jobs.back()[1].events.push_back({EventKind::kOptimizerRebuild, 40, 1, "phase 2: new Adam", {}});
+  jobs.push_back(without_compile());
+  jobs.back()[1].steps[40].jit->plan_builds = 0;
+  jobs.back()[1].steps[41].alerts = {"host_sync"};
+  jobs.push_back(without_compile());
+  jobs.back()[1].steps[40].jit->plan_builds = 0;
+  jobs.push_back(test::job_with_straggler(2));  // every rank compiled; rank 2 arrived last
+  for (RunFile& r : jobs.back()) {
+    if (r.header.rank != 2) r.events.push_back({EventKind::kCompile, 40, 1, "recompile", {}});
+  }
+  jobs.emplace_back();  // ranks slow alike: no straggler
+  for (int r = 0; r < 2; ++r) {
+    jobs.back().push_back(test::rank_file(r, 2, "j"));
+    jobs.back().back().steps[50].wall_ms = 60.0;
+  }
+  std::map<StragglerCause, int> seen;
+  bool every_rank = false;
+  for (const std::vector<RunFile>& ranks : jobs) {
+    const JobAnalysis j = analyze_job(ranks, analyze_run(job_run(ranks)));
+    for (const StragglerFinding& f : j.stragglers) {
+      CAPTURE(f.sentence);
+      CHECK(straggler_sentence(f) == f.sentence);
+      CHECK(straggler_cause(f) == f.cause);
+      ++seen[f.cause_kind];
+      every_rank |= f.every_rank_compiled;
+    }
+  }
+  for (const StragglerCause kind :
+       {StragglerCause::kNone, StragglerCause::kCompiled, StragglerCause::kPlanBuilds,
+        StragglerCause::kProfilingRuns, StragglerCause::kOptimizerRebuild, StragglerCause::kAlert,
+        StragglerCause::kComputedLonger}) {
+    CAPTURE(static_cast<int>(kind));
+    CHECK(seen[kind] > 0);
+  }
+  CHECK(every_rank);
 }
 
 TEST_CASE("every renderer prints the configured confidence level, never a fixed 95%") {

@@ -50,16 +50,21 @@ bool compiled_in(const RunFile& run, int64_t first, int64_t last) {
   });
 }
 
-/// What `run` did in [first, last] that could hold the others up, most specific first.
-std::string cause_in(const RunFile& run, int64_t first, int64_t last) {
+/// What `run` did in [first, last] that could hold the others up, most specific first: the
+/// facts in `f`, and 0.6's words (the deprecated StragglerFinding::cause).
+void cause_in(const RunFile& run, int64_t first, int64_t last, StragglerFinding& f) {
   for (const EventRecord& e : run.events) {
     if (e.kind != EventKind::kCompile || e.step < first || e.step > last) continue;
-    std::string text = "recompiled (reason \"" + e.reason + "\"";
+    f.cause_kind = StragglerCause::kCompiled;
+    f.cause_reason = e.reason;
+    f.cause = "recompiled (reason \"" + e.reason + "\"";
     if (e.detail.is_object() && e.detail.contains("compile_ms") &&
         e.detail["compile_ms"].is_number()) {
-      text += ", " + ms_text(e.detail["compile_ms"].get<double>()) + " ms";
+      f.compile_ms = e.detail["compile_ms"].get<double>();
+      f.cause += ", " + ms_text(f.compile_ms) + " ms";
     }
-    return text + ")";
+    f.cause += ")";
+    return;
   }
   auto [lo, hi] = step_range(run, first, last);
   int64_t plans = 0, profiling = 0;
@@ -74,15 +79,34 @@ std::string cause_in(const RunFile& run, int64_t first, int64_t last) {
       if (std::find(alerts.begin(), alerts.end(), a) == alerts.end()) alerts.push_back(a);
     }
   }
-  if (plans > 0) return "built " + std::to_string(plans) + " JIT plan(s)";
-  if (profiling > 0) return "ran " + std::to_string(profiling) + " JIT profiling run(s)";
+  if (plans > 0) {
+    f.cause_kind = StragglerCause::kPlanBuilds;
+    f.cause_count = plans;
+    f.cause = "built " + std::to_string(plans) + " JIT plan(s)";
+    return;
+  }
+  if (profiling > 0) {
+    f.cause_kind = StragglerCause::kProfilingRuns;
+    f.cause_count = profiling;
+    f.cause = "ran " + std::to_string(profiling) + " JIT profiling run(s)";
+    return;
+  }
   for (const EventRecord& e : run.events) {
     if (e.step >= first && e.step <= last && e.kind == EventKind::kOptimizerRebuild) {
-      return "rebuilt its optimizer (" + e.reason + ")";
+      f.cause_kind = StragglerCause::kOptimizerRebuild;
+      f.cause_reason = e.reason;
+      f.cause = "rebuilt its optimizer (" + e.reason + ")";
+      return;
     }
   }
-  if (!alerts.empty()) return "raised " + alerts.front();
-  return "computed longer (no probe signal of its own)";
+  if (!alerts.empty()) {
+    f.cause_kind = StragglerCause::kAlert;
+    f.cause_reason = alerts.front();
+    f.cause = "raised " + alerts.front();
+    return;
+  }
+  f.cause_kind = StragglerCause::kComputedLonger;
+  f.cause = "computed longer (no probe signal of its own)";
 }
 
 RankSummary summarize_rank(const RunFile& run) {
@@ -150,9 +174,10 @@ StragglerFinding explain_stretch(const std::vector<RunFile>& ranks, const SlowSt
     return f;
   }
   f.straggler = ranks[least].header.rank;
-  f.cause = cause_in(ranks[least], f.first_step, f.last_step);
+  cause_in(ranks[least], f.first_step, f.last_step, f);
   // Not this rank's doing alone: it was the last of ranks that all compiled.
   if (least_compiled && compiling == static_cast<std::ptrdiff_t>(ranks.size())) {
+    f.every_rank_compiled = true;
     f.cause += " as every rank did, and arrived last";
   }
   std::string wait = ms_text(f.wait_min_ms);

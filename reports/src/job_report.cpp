@@ -3,6 +3,7 @@
 #include <string>
 
 #include "detail/format.h"
+#include "recompdiag/reports/words.h"
 
 namespace recompdiag::reports::detail {
 
@@ -38,7 +39,7 @@ void write_job_markdown(const JobAnalysis& job, const char* side, std::ostream& 
   if (job.compiles_differ) out << "\n" << md_cell(compiles_differ_sentence(job)) << "\n";
   if (job.stragglers.empty()) return;
   out << "\n**Stragglers in " << side << "** (who the ranks waited for in each slow stretch):\n";
-  for (const StragglerFinding& f : job.stragglers) out << "- " << md_cell(f.sentence) << "\n";
+  for (const StragglerFinding& f : job.stragglers) out << "- " << md_cell(straggler_sentence(f)) << "\n";
 }
 
 void write_job_html(const JobAnalysis& job, const char* side, std::ostream& out) {
@@ -58,7 +59,7 @@ void write_job_html(const JobAnalysis& job, const char* side, std::ostream& out)
   if (job.stragglers.empty()) return;
   out << "<ul>\n";
   for (const StragglerFinding& f : job.stragglers) {
-    out << "<li>" << html_escape(f.sentence) << "</li>\n";
+    out << "<li>" << html_escape(straggler_sentence(f)) << "</li>\n";
   }
   out << "</ul>\n";
 }
@@ -84,11 +85,11 @@ nlohmann::json job_json(const JobAnalysis& job) {
                           {"phase", f.phase},
                           {"straggler", f.straggler < 0 ? nlohmann::json(nullptr)
                                                         : nlohmann::json(f.straggler)},
-                          {"cause", f.cause},
+                          {"cause", straggler_cause(f)},
                           {"waiters", f.waiters},
                           {"wait_min_ms", f.wait_min_ms},
                           {"wait_max_ms", f.wait_max_ms},
-                          {"sentence", f.sentence}});
+                          {"sentence", straggler_sentence(f)}});
   }
   return {{"job_id", job.job_id},
           {"world_size", job.world_size},

@@ -150,6 +150,9 @@ std::string context_words(const Signal& s) {
   }
 }
 
+// Milliseconds of a wait: "45", "2.5".
+std::string wait_ms(double ms) { return printf_string(ms >= 10 ? "%.0f" : "%.1f", ms); }
+
 std::string gate_failure(const CountChange& cc) {
   return count_change_line(cc) + " (--fail-on " + cc.failed_by + ")";
 }
@@ -209,6 +212,52 @@ std::string stretch_sentence(const SlowStretch& s) {
   std::string joined;
   for (const std::string& w : strongest) joined += (joined.empty() ? "" : ", ") + w;
   return text + "; " + joined;
+}
+
+std::string straggler_cause(const StragglerFinding& f) {
+  std::string text;
+  switch (f.cause_kind) {
+    case StragglerCause::kNone:
+      return "";
+    case StragglerCause::kCompiled:
+      text = "recompiled (reason \"" + f.cause_reason + "\"" +
+             (f.compile_ms >= 0.0 ? ", " + wait_ms(f.compile_ms) + " ms" : std::string()) + ")";
+      break;
+    case StragglerCause::kPlanBuilds:
+      text = "built " + std::to_string(f.cause_count) + " JIT plan(s)";
+      break;
+    case StragglerCause::kProfilingRuns:
+      text = "ran " + std::to_string(f.cause_count) + " JIT profiling run(s)";
+      break;
+    case StragglerCause::kOptimizerRebuild:
+      text = "rebuilt its optimizer (" + f.cause_reason + ")";
+      break;
+    case StragglerCause::kAlert:
+      text = "raised " + f.cause_reason;
+      break;
+    case StragglerCause::kComputedLonger:
+      text = "computed longer (no probe signal of its own)";
+      break;
+  }
+  return f.every_rank_compiled ? text + " as every rank did, and arrived last" : text;
+}
+
+std::string straggler_sentence(const StragglerFinding& f) {
+  const std::string steps = f.first_step == f.last_step
+                                ? "step " + std::to_string(f.first_step)
+                                : "steps " + std::to_string(f.first_step) + "-" +
+                                      std::to_string(f.last_step);
+  if (f.straggler < 0) {
+    return steps + ": every rank was slow alike (their all-reduce waits differ by " +
+           wait_ms(f.wait_max_ms) + " ms at most): no straggler";
+  }
+  std::string wait = wait_ms(f.wait_min_ms);
+  if (wait_ms(f.wait_max_ms) != wait) wait += "-" + wait_ms(f.wait_max_ms);
+  std::string ranks;
+  for (const int r : f.waiters) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+  return steps + ": rank " + std::to_string(f.straggler) + " " + straggler_cause(f) + "; " +
+         (f.waiters.size() == 1 ? "rank " : "ranks ") + ranks + " waited " + wait +
+         " ms in all-reduce";
 }
 
 std::string count_change(const CountChange& c) {

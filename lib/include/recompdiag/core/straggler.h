@@ -10,7 +10,7 @@
 ///     std::vector<RunSet> sets = group_rank_files(files);
 ///     RunAnalysis job = analyze_run(sets[0].run);
 ///     JobAnalysis j = analyze_job(sets[0].ranks, job);
-///     for (const StragglerFinding& f : j.stragglers) std::cout << f.sentence << "\n";
+///     for (const StragglerFinding& f : j.stragglers) std::cout << f.straggler << "\n";
 
 #include <cstdint>
 #include <string>
@@ -44,17 +44,39 @@ struct RankSummary {
   bool finished = false;        ///< Its file has a summary line, not marked failed.
 };
 
+/// What a straggler did in its stretch that held the others up, the most specific found.
+enum class StragglerCause {
+  kNone,              ///< No rank stands out.
+  kCompiled,          ///< A compile event: `cause_reason`, and `compile_ms` where it says.
+  kPlanBuilds,        ///< `cause_count` JIT plan builds.
+  kProfilingRuns,     ///< `cause_count` JIT profiling runs.
+  kOptimizerRebuild,  ///< An optimizer rebuild event: `cause_reason`.
+  kAlert,             ///< An alert of its steps: the rule in `cause_reason`.
+  kComputedLonger,    ///< No probe signal of its own.
+};
+
 /// The rank the others waited for in one slow stretch of the job.
 struct StragglerFinding {
   int64_t first_step = 0;
   int64_t last_step = 0;
   int phase = 1;
   int straggler = -1;        ///< The rank that waited least; -1 when no rank stands out.
-  std::string cause;         ///< What the straggler did there: "recompiled (reason ..., 45 ms)".
+  /// Deprecated since 0.7, removed in 0.8: what the straggler did there, "recompiled (reason ...,
+  /// 45 ms)", as 0.6 worded it (reports::straggler_cause()).
+  std::string cause;
   std::vector<int> waiters;  ///< The other ranks.
   double wait_min_ms = 0.0;  ///< Least extra wait of a waiter over the straggler's wait.
   double wait_max_ms = 0.0;  ///< Most extra wait of a waiter.
-  std::string sentence;      ///< "steps 300-302: rank 1 recompiled (...); ranks 0, 2 waited ..."
+  /// Deprecated since 0.7, removed in 0.8: "steps 300-302: rank 1 recompiled (...); ranks 0, 2
+  /// waited ...", as 0.6 worded it (reports::straggler_sentence()).
+  std::string sentence;
+  /// What the straggler did (kNone without one), and what that names.
+  StragglerCause cause_kind = StragglerCause::kNone;
+  int64_t cause_count = 0;
+  std::string cause_reason;
+  double compile_ms = -1.0;  ///< kCompiled: the compile's time as its event says; -1 when it does not.
+  /// kCompiled: every rank compiled in the stretch, and the straggler arrived last.
+  bool every_rank_compiled = false;
 };
 
 /// What analyze_job() finds.

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
-/// The facts of an analysis and of a comparison in sentences: a probe signal and a slow stretch;
-/// a count that changed, what the counted events cost, why a phase got its verdict, and the
+/// The facts of an analysis and of a comparison in sentences: a probe signal, a slow stretch and
+/// a job's straggler; a count that changed, what the counted events cost, why a phase got its verdict, and the
 /// verdict of the whole. The core library finds the facts; these word them, and every renderer,
 /// the CLI and the benches print these words.
 ///
@@ -12,6 +12,7 @@
 #include <string>
 
 #include "recompdiag/core/compare.h"
+#include "recompdiag/core/straggler.h"
 
 namespace recompdiag::reports {
 
@@ -23,6 +24,14 @@ std::string signal_words(const Signal& signal);
 /// "steps 50-52 ran 38x the steady median (+0.21 s); 2 JIT compiles (reason: ...), Adam state
 /// reset": where, how slow, and its four strongest signals.
 std::string stretch_sentence(const SlowStretch& stretch);
+
+/// What a job's straggler did in its stretch: "recompiled (reason \"...\", 45 ms)", "built 3 JIT
+/// plan(s)", "raised host_sync", ...; empty without a straggler.
+std::string straggler_cause(const StragglerFinding& finding);
+
+/// "steps 300-302: rank 1 recompiled (...); ranks 0, 2 waited 41-44 ms in all-reduce", or that
+/// every rank was slow alike.
+std::string straggler_sentence(const StragglerFinding& finding);
 
 /// The change in words, without side or phase: "12 more JIT compiles", "1 fewer JIT compile".
 /// Throws std::logic_error for a count that is not a line of kProbeCounts.
