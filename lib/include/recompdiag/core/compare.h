@@ -239,11 +239,6 @@ struct CountedCost {
   double difference_s = 0.0;  ///< cost_s_b - cost_s_a.
   double low_s = 0.0;         ///< Interval of the difference (CompareOptions confidence).
   double high_s = 0.0;
-  /// The step times' own estimate of the difference and its interval: difference_s, low_s and
-  /// high_s before the measured compile time bounds them (measured_bounds).
-  double steps_s = 0.0;
-  double steps_low_s = 0.0;
-  double steps_high_s = 0.0;
   double confidence = 0.95;
   double phase_s_a = 0.0;  ///< A's phase: every step plus compile time between steps (mean).
   double share = 0.0;      ///< difference_s / phase_s_a: the cost as a fraction of A's phase.
@@ -265,6 +260,11 @@ struct CountedCost {
   /// Deprecated since 0.7, removed in 0.8: "B's 5 more JIT compiles and 50 more JIT plan builds
   /// cost 0.31 s (95% CI 0.25-0.37 s), 18% of A's phase 2" (reports::counted_cost_line()).
   std::string text;
+  /// The step times' own estimate of the difference and its interval: difference_s, low_s and
+  /// high_s before the measured compile time bounds them (measured_bounds).
+  double steps_s = 0.0;
+  double steps_low_s = 0.0;
+  double steps_high_s = 0.0;
 };
 
 /// A count in the steps around a phase switch: a part of an umbrella count (kProbeCounts'
@@ -331,10 +331,6 @@ struct Comparison {
   Verdict counts_verdict = Verdict::kNoChange;
   /// What the runs learned (pairs A_i, B_i): part of the summary when B's training regressed.
   ConvergenceComparison convergence;
-  /// The phase whose verdict is the comparison's: the slowest regressed phase, else the fastest
-  /// improved one, else the least settled inconclusive one (by the ratio each verdict rests on).
-  /// 0 when none is: every phase is no change, or only a `fail_on` count regressed.
-  int deciding_phase = 0;
   /// Deprecated since 0.7, removed in 0.8: the verdict in one sentence, as 0.6 worded it
   /// (reports::summary()).
   std::string summary;
@@ -349,6 +345,10 @@ struct Comparison {
   /// When the first run of A (of B) is a data-parallel job: its per-rank table and stragglers.
   std::optional<JobAnalysis> job_a;
   std::optional<JobAnalysis> job_b;
+  /// The phase whose verdict is the comparison's: the slowest regressed phase, else the fastest
+  /// improved one, else the least settled inconclusive one (by the ratio each verdict rests on).
+  /// 0 when none is: every phase is no change, or only a `fail_on` count regressed.
+  int deciding_phase = 0;
 };
 
 /// Compares the runs of B against the baseline runs of A.
