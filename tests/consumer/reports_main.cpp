@@ -1,6 +1,6 @@
 // Uses recompdiag::core, recompdiag::reports and recompdiag::prometheus from the installed package,
-// without LibTorch: writes two synthetic runs, compares them, renders the JSON report and feeds
-// the exporter. Prints one JSON object with what it found; exit 1 when a step failed.
+// without LibTorch: writes two synthetic runs, compares them, renders the JSON report, words the
+// verdict (reports/words.h) and feeds the exporter. Prints one JSON object with what it found; exit 1 when a step failed.
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -11,6 +11,7 @@
 #include "recompdiag/core/synthetic_run.h"
 #include "recompdiag/reports/prometheus_exporter.h"
 #include "recompdiag/reports/renderer.h"
+#include "recompdiag/reports/words.h"
 
 int main(int argc, char** argv) {
   const std::string dir = argc > 1 ? argv[1] : ".";
@@ -45,6 +46,8 @@ int main(int argc, char** argv) {
                         {"steps_b", b.steps.size()},
                         {"exit_code", recompdiag::exit_code_for(comparison.verdict)},
                         {"report_schema", parsed.value("schema", -1)},
+                        {"summary_as_report",
+                         recompdiag::reports::summary(comparison) == parsed.value("summary", "")},
                         {"prometheus_available", recompdiag::reports::prometheus_available()},
                         {"steps_served", steps_served}};
   std::cout << out.dump() << std::endl;

@@ -54,13 +54,15 @@ function(expect_keys what)
 endfunction()
 
 # Runs reports_consumer from `build_dir` and checks its output: two runs read back, a JSON report
-# with its schema, and the exporter serving steps when the build has prometheus-cpp.
+# with its schema and the verdict worded as the report words it, and the exporter serving steps
+# when the build has prometheus-cpp.
 function(check_reports_consumer build_dir)
   file(MAKE_DIRECTORY "${build_dir}/runs")
   run("reports_consumer" "${build_dir}/reports_consumer" "${build_dir}/runs")
   set(json "${last_output}")
   message(STATUS "reports_consumer output: ${json}")
-  expect_keys("reports_consumer (runs read back, JSON report schema)" steps_b 120 report_schema 1)
+  expect_keys("reports_consumer (runs read back, JSON report schema, its verdict's words)" steps_b 120
+              report_schema 1 summary_as_report ON)
   string(JSON have_prometheus GET "${json}" prometheus_available)
   string(JSON served GET "${json}" steps_served)
   if(have_prometheus STREQUAL "ON")
