@@ -57,5 +57,4 @@ inline std::vector<RunFile> job_with_straggler(int late) {
   return ranks;
 }
 
-
 }  // namespace recompdiag::test

@@ -17,7 +17,6 @@ using namespace recompdiag;
 using recompdiag::test::job_with_straggler;
 using recompdiag::test::rank_file;
 
-
 TEST_CASE("rank header fields, the comm section and the parameters digest round-trip") {
   RunFile f = rank_file(1, 2, "abc", 2);
   f.summary->parameters_digest = "0123456789abcdef";

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "detail/glossary.h"
+#include "job_fixtures.h"
 #include "recompdiag/core/compare.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/job.h"
@@ -21,7 +22,6 @@
 #include "recompdiag/reports/story.h"
 #include "recompdiag/reports/trace_writer.h"
 #include "recompdiag/reports/words.h"
-#include "job_fixtures.h"
 #include "test_util.h"
 
 using namespace recompdiag;
@@ -186,7 +186,7 @@ struct ReasonsSeen {
   std::map<std::string, int> by_start;
   std::map<std::string, int> signals;  // by kind
   std::map<std::string, int> quality;  // by verdict, "tested" apart
-  int improved = 0;                     // "better in every pair"
+  int improved = 0;                    // "better in every pair"
   void add(const std::string& reason) {
     for (const char* start :
          {"slower beyond", "faster beyond", "what the counted events cost",
@@ -210,6 +210,7 @@ void check_words(const RunAnalysis& r, ReasonsSeen& seen) {
     for (const Signal& signal : s.signals) {
       CHECK(signal_words(signal) == signal.text);
       ++seen.signals[signal.kind];
+      if (signal.kind == "context") ++seen.signals[to_string(signal.event)];
     }
   }
 }
@@ -236,7 +237,7 @@ void check_words(const Comparison& c, ReasonsSeen& seen) {
   }
   for (const CountedCost& cost : c.counted_costs) {
     CHECK(cost_causes(cost, c) == cost.causes);
-    if (!cost.counts.empty()) CHECK(counted_cost_line(cost, c) == cost.text);
+    CHECK(counted_cost_line(cost, c) == cost.text);
   }
   check_quality(c.convergence, seen);
   CHECK(time_summary(c) == c.time_summary);
@@ -288,10 +289,12 @@ TEST_CASE("the words: each sentence from the facts, as 0.6's fields said it") {
   SyntheticRunOptions noisy_again = noisy;
   noisy_again.seed = 7;
   const std::vector<std::pair<const char*, SyntheticRunOptions>> shapes = {
-      {"recompile", recompile}, {"mutable", mutable_run},  {"slow_warmup", slow_warmup},
-      {"quiet", quiet},         {"quiet_slower", quiet_slower}, {"noisy", noisy},
+      {"recompile", recompile},       {"mutable", mutable_run},
+      {"slow_warmup", slow_warmup},   {"quiet", quiet},
+      {"quiet_slower", quiet_slower}, {"noisy", noisy},
       {"noisy_again", noisy_again}};
-  for (const auto& [name, o] : shapes) write_synthetic_run(dir.file(std::string(name) + ".jsonl"), o);
+  for (const auto& [name, o] : shapes)
+    write_synthetic_run(dir.file(std::string(name) + ".jsonl"), o);
   const auto synthetic = [&](const std::string& name) {
     return read_run_file(dir.file(name + ".jsonl"));
   };
@@ -300,15 +303,56 @@ TEST_CASE("the words: each sentence from the facts, as 0.6's fields said it") {
   CompareOptions tiny_spread;
   tiny_spread.run_noise = 0.0001;
   const std::vector<std::tuple<std::string, std::string, CompareOptions>> pairs = {
-      {"recompile", "mutable", measured_noise()}, {"mutable", "recompile", measured_noise()},
-      {"mutable", "recompile", fail_on},          {"recompile", "slow_warmup", measured_noise()},
-      {"slow_warmup", "recompile", measured_noise()}, {"quiet", "quiet_slower", tiny_spread},
-      {"quiet", "quiet_slower", measured_noise()}, {"noisy", "noisy_again", measured_noise()}};
+      {"recompile", "mutable", measured_noise()},
+      {"mutable", "recompile", measured_noise()},
+      {"mutable", "recompile", fail_on},
+      {"recompile", "slow_warmup", measured_noise()},
+      {"slow_warmup", "recompile", measured_noise()},
+      {"quiet", "quiet_slower", tiny_spread},
+      {"quiet", "quiet_slower", measured_noise()},
+      {"noisy", "noisy_again", measured_noise()}};
   for (const auto& [a, b, o] : pairs) {
     CAPTURE(a);
     CAPTURE(b);
     check_words(compare_runs(synthetic(a), synthetic(b), o), seen);
   }
+  // The lr and the loss weights change at the switch: context signals of their own.
+  RunFile changed = synthetic("recompile");
+  for (const EventKind kind : {EventKind::kLrChange, EventKind::kLossWeightsChange}) {
+    changed.events.push_back({kind, 100, 2, "phase 2", {}});
+  }
+  check_words(compare_runs(synthetic("mutable"), changed, measured_noise()), seen);
+  // B syncs on every step of phase 2: a per-step cost, which the counted cost lists, not prices.
+  RunFile syncing = synthetic("mutable");
+  syncing.path += ".syncing";
+  for (StepRecord& step : syncing.steps) {
+    if (step.phase == 2 && step.dispatch) step.dispatch->syncs += 1;
+  }
+  const Comparison per_step = compare_runs(synthetic("mutable"), syncing, measured_noise());
+  REQUIRE_FALSE(per_step.counted_costs.empty());
+  CHECK(per_step.counted_costs[0].counts.empty());
+  check_words(per_step, seen);
+  // Phase 0 is a phase: B slower in it decides the verdict (the phases of a slower pair, shifted).
+  const auto shifted = [&](const std::string& name) {
+    RunFile r = synthetic(name);
+    for (StepRecord& step : r.steps) --step.phase;
+    for (EventRecord& e : r.events) {
+      --e.phase;
+      if (e.kind == EventKind::kPhaseStart) e.detail["phase"] = e.phase;
+    }
+    return r;
+  };
+  check_words(compare_runs(shifted("quiet_slower"), shifted("quiet"), tiny_spread), seen);
+  SyntheticRunOptions quiet_first_slower = quiet;
+  quiet_first_slower.phase_scale = {1.3, 1.0};
+  quiet_first_slower.seed = 8;
+  write_synthetic_run(dir.file("quiet_first_slower.jsonl"), quiet_first_slower);
+  const Comparison first =
+      compare_runs(shifted("quiet"), shifted("quiet_first_slower"), measured_noise());
+  CHECK(first.verdict == Verdict::kRegression);
+  REQUIRE(first.deciding_phase == std::optional<int>(0));
+  CHECK(summary(first).rfind("regression: phase 0 regressed ", 0) == 0);
+  check_words(first, seen);
   // Every sentence was checked at least once.
   for (const char* start :
        {"slower beyond", "faster beyond", "what the counted events cost",
@@ -328,19 +372,20 @@ TEST_CASE("the words: each sentence from the facts, as 0.6's fields said it") {
   };
   for (const double by : {1.3, 0.7}) {
     check_quality(compare_convergence({synthetic("recompile")}, {scaled("recompile", by)}), seen);
-    check_quality(compare_convergence({synthetic("recompile"), synthetic("slow_warmup"),
-                                       synthetic("quiet")},
-                                      {scaled("recompile", by), scaled("slow_warmup", by * 1.02),
-                                       scaled("quiet", by * 0.98)}),
-                  seen);
+    check_quality(
+        compare_convergence({synthetic("recompile"), synthetic("slow_warmup"), synthetic("quiet")},
+                            {scaled("recompile", by), scaled("slow_warmup", by * 1.02),
+                             scaled("quiet", by * 0.98)}),
+        seen);
   }
-  for (const char* verdict : {"no change", "no change, tested", "regression, tested",
-                              "untested difference"}) {
+  for (const char* verdict :
+       {"no change", "no change, tested", "regression, tested", "untested difference"}) {
     CAPTURE(std::string(verdict));
     CHECK(seen.quality[verdict] > 0);
   }
   CHECK(seen.improved > 0);
-  for (const char* kind : {"jit_compiles", "jit_plan_builds", "optimizer_reset", "context"}) {
+  for (const char* kind : {"jit_compiles", "jit_plan_builds", "optimizer_reset", "context",
+                           "lr_change", "loss_weights_change"}) {
     CAPTURE(std::string(kind));
     CHECK(seen.signals[kind] > 0);
   }
@@ -394,6 +439,10 @@ TEST_CASE("the words of a job's stragglers, each cause from its facts, as 0.6's 
   for (RunFile& r : jobs.back()) {
     if (r.header.rank != 2) r.events.push_back({EventKind::kCompile, 40, 1, "recompile", {}});
   }
+  jobs.push_back(test::job_with_straggler(3));  // a compile time the event got wrong
+  jobs.back()[3].events.back().detail["compile_ms"] = -2.0;
+  jobs.push_back(test::job_with_straggler(3));  // a compile event that does not time itself
+  jobs.back()[3].events.back().detail = nlohmann::json::object();
   jobs.emplace_back();  // ranks slow alike: no straggler
   for (int r = 0; r < 2; ++r) {
     jobs.back().push_back(test::rank_file(r, 2, "j"));

@@ -109,15 +109,7 @@ void summarize(Comparison& c) {
   for (const CountChange& cc : c.count_changes) {
     if (cc.fails && !failing) failing = &cc;
   }
-  // The ratio a phase's verdict rests on (a counted cost as 1 + its share of A's phase).
-  auto decisive = [&c](const PhaseComparison& pc) {
-    if (pc.counted_decides) {
-      for (const CountedCost& cost : c.counted_costs) {
-        if (cost.phase == pc.phase) return 1.0 + cost.share;
-      }
-    }
-    return pc.whole_decides ? pc.whole_test.ratio : pc.ratio.ratio;
-  };
+  auto decisive = [](const PhaseComparison& pc) { return pc.decisive_ratio; };
   auto worst = [&](Verdict v, bool highest) {
     const PhaseComparison* w = nullptr;
     for (const auto& pc : c.phases) {
@@ -148,10 +140,13 @@ void summarize(Comparison& c) {
     std::string signal;
     const auto pa = find_phase(c.a, phase->phase);
     const auto pb = find_phase(c.b, phase->phase);
-    if (c.verdict == Verdict::kRegression && pa && pb) {
+    if (c.verdict == Verdict::kRegression && !phase->counted_decides && pa && pb) {
       const auto signals =
           rank_phase_signals(c.b.phases[*pb], &c.a.phases[*pa], c.b.header.optimizer);
-      if (!signals.empty()) signal = signals.front().text;
+      if (!signals.empty()) {
+        c.deciding_signal = signals.front();
+        signal = signals.front().text;
+      }
     }
     if (phase->counted_decides) {
       c.summary = std::string(to_string(c.verdict)) + ": " + name + ": " + phase->reason;

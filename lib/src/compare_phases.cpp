@@ -631,6 +631,9 @@ void judge_phases(std::vector<PhaseComparison>& phases, const std::vector<Counte
       pc.reason = "cannot be told from the " + threshold + " threshold at this noise: " + figures +
                   "; about " + std::to_string(pc.runs_needed) + " runs per side would settle it";
     }
+    pc.decisive_ratio = pc.counted_decides ? 1.0 + cost->share
+                        : pc.whole_decides ? pc.whole_test.ratio
+                                           : pc.ratio.ratio;
   }
 }
 

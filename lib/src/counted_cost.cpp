@@ -319,7 +319,10 @@ std::optional<CountedCost> counted_cost(int phase, const SideRuns& a, const Side
       const bool same_as_plans = cc.count == "cache_misses" && plan_change &&
                                  (costed & bit_of("plan_builds")) != 0 &&
                                  cc.b_min - cc.a_max == plan_change->b_min - plan_change->a_max;
-      if (!same_as_plans) causes.push_back(cc.change);
+      if (!same_as_plans) {
+        causes.push_back(cc.change);
+        out.cause_counts.push_back(cc.count);
+      }
     }
   }
   if (!costed) return out.per_step_counts.empty() ? std::nullopt : std::optional(out);

@@ -61,7 +61,7 @@ void cause_in(const RunFile& run, int64_t first, int64_t last, StragglerFinding&
     if (e.detail.is_object() && e.detail.contains("compile_ms") &&
         e.detail["compile_ms"].is_number()) {
       f.compile_ms = e.detail["compile_ms"].get<double>();
-      f.cause += ", " + ms_text(f.compile_ms) + " ms";
+      f.cause += ", " + ms_text(*f.compile_ms) + " ms";
     }
     f.cause += ")";
     return;

@@ -119,7 +119,8 @@ void stretches(const RunAnalysis& r, const std::string& name, double slow_factor
     return;
   }
   out << "<ul>\n";
-  for (const auto& s : r.slow_stretches) out << "<li>" << html_escape(stretch_sentence(s)) << "</li>\n";
+  for (const auto& s : r.slow_stretches)
+    out << "<li>" << html_escape(stretch_sentence(s)) << "</li>\n";
   out << "</ul>\n";
 }
 
@@ -239,8 +240,8 @@ void count_changes_section(const Comparison& c, std::ostream& out) {
   if (!c.count_changes.empty()) {
     out << "<h2>Counts compared exactly</h2>\n<ul>\n";
     for (const auto& cc : c.count_changes) {
-      out << "<li>" << html_escape(count_change_line(cc)) << (cc.fails ? " (fails the gate: --fail-on)" : "")
-          << "</li>\n";
+      out << "<li>" << html_escape(count_change_line(cc))
+          << (cc.fails ? " (fails the gate: --fail-on)" : "") << "</li>\n";
     }
     out << "</ul>\n";
   }
@@ -259,9 +260,9 @@ void counted_costs_section(const Comparison& c, std::ostream& out) {
         << "</th><th>of A's phase</th><th>p</th><th class=\"l\">verdict</th></tr>\n";
     for (const CountedCost& cost : c.counted_costs) {
       if (cost.counts.empty()) continue;
-      out << "<tr><td>" << cost.phase << "</td><td class=\"l\">" << html_escape(cost_causes(cost, c))
-          << "</td><td>" << detail::seconds(cost.cost_s_a) << " ("
-          << detail::printf_string("%.0f", cost.event_steps_a) << ")</td><td>"
+      out << "<tr><td>" << cost.phase << "</td><td class=\"l\">"
+          << html_escape(cost_causes(cost, c)) << "</td><td>" << detail::seconds(cost.cost_s_a)
+          << " (" << detail::printf_string("%.0f", cost.event_steps_a) << ")</td><td>"
           << detail::seconds(cost.cost_s_b) << " ("
           << detail::printf_string("%.0f", cost.event_steps_b) << ")</td><td><b>"
           << detail::printf_string("%+.3g", cost.difference_s) << "</b></td><td>"

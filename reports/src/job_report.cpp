@@ -39,7 +39,8 @@ void write_job_markdown(const JobAnalysis& job, const char* side, std::ostream& 
   if (job.compiles_differ) out << "\n" << md_cell(compiles_differ_sentence(job)) << "\n";
   if (job.stragglers.empty()) return;
   out << "\n**Stragglers in " << side << "** (who the ranks waited for in each slow stretch):\n";
-  for (const StragglerFinding& f : job.stragglers) out << "- " << md_cell(straggler_sentence(f)) << "\n";
+  for (const StragglerFinding& f : job.stragglers)
+    out << "- " << md_cell(straggler_sentence(f)) << "\n";
 }
 
 void write_job_html(const JobAnalysis& job, const char* side, std::ostream& out) {
@@ -80,16 +81,16 @@ nlohmann::json job_json(const JobAnalysis& job) {
   }
   nlohmann::json stragglers = nlohmann::json::array();
   for (const StragglerFinding& f : job.stragglers) {
-    stragglers.push_back({{"first_step", f.first_step},
-                          {"last_step", f.last_step},
-                          {"phase", f.phase},
-                          {"straggler", f.straggler < 0 ? nlohmann::json(nullptr)
-                                                        : nlohmann::json(f.straggler)},
-                          {"cause", straggler_cause(f)},
-                          {"waiters", f.waiters},
-                          {"wait_min_ms", f.wait_min_ms},
-                          {"wait_max_ms", f.wait_max_ms},
-                          {"sentence", straggler_sentence(f)}});
+    stragglers.push_back(
+        {{"first_step", f.first_step},
+         {"last_step", f.last_step},
+         {"phase", f.phase},
+         {"straggler", f.straggler < 0 ? nlohmann::json(nullptr) : nlohmann::json(f.straggler)},
+         {"cause", straggler_cause(f)},
+         {"waiters", f.waiters},
+         {"wait_min_ms", f.wait_min_ms},
+         {"wait_max_ms", f.wait_max_ms},
+         {"sentence", straggler_sentence(f)}});
   }
   return {{"job_id", job.job_id},
           {"world_size", job.world_size},

@@ -114,8 +114,10 @@ json run_json(const RunAnalysis& r) {
   for (const auto& s : r.slow_stretches) {
     json signals = json::array();
     for (const auto& g : s.signals) {
-      signals.push_back(
-          {{"kind", g.kind}, {"count", g.count}, {"score", num(g.score)}, {"text", signal_words(g)}});
+      signals.push_back({{"kind", g.kind},
+                         {"count", g.count},
+                         {"score", num(g.score)},
+                         {"text", signal_words(g)}});
     }
     stretches.push_back({{"first_step", s.first_step},
                          {"last_step", s.last_step},
@@ -267,6 +269,7 @@ json report_json(const Comparison& c) {
                               {"p_holm", num(p.whole_p_holm)},
                               {"decides", p.whole_decides}};
     phases.back()["counted_decides"] = p.counted_decides;
+    phases.back()["decisive_ratio"] = num(p.decisive_ratio);
   }
   json counts = json::array();
   for (const auto& cc : c.count_changes) {
@@ -315,6 +318,10 @@ json report_json(const Comparison& c) {
                        {"against_counts", cost.against_counts},
                        {"measured_s", num(cost.measured_s)},
                        {"measured_bounds", cost.measured_bounds},
+                       {"steps_s", num(cost.steps_s)},
+                       {"steps_low_s", num(cost.steps_low_s)},
+                       {"steps_high_s", num(cost.steps_high_s)},
+                       {"cause_counts", cost.cause_counts},
                        {"verdict", to_string(cost.verdict)},
                        {"text", counted_cost_line(cost, c)}});
   }
@@ -330,6 +337,10 @@ json report_json(const Comparison& c) {
           {"step_time_verdict", to_string(c.step_time_verdict)},
           {"counts_verdict", to_string(c.counts_verdict)},
           {"summary", summary(c)},
+          {"deciding_phase", c.deciding_phase ? json(*c.deciding_phase) : json(nullptr)},
+          {"deciding_signal", c.deciding_signal ? json{{"kind", c.deciding_signal->kind},
+                                                       {"count", c.deciding_signal->count}}
+                                                : json(nullptr)},
           {"story", story(c).lines()},
           {"options",
            {{"threshold", c.options.threshold},

@@ -127,7 +127,8 @@ void MarkdownRenderer::render(const Comparison& c, std::ostream& out) const {
   if (!c.count_changes.empty()) {
     out << "\n**Counts compared exactly**:\n";
     for (const auto& cc : c.count_changes) {
-      out << "- " << count_change_line(cc) << (cc.fails ? " (fails the gate: --fail-on)" : "") << "\n";
+      out << "- " << count_change_line(cc) << (cc.fails ? " (fails the gate: --fail-on)" : "")
+          << "\n";
     }
   }
   if (!c.switches.empty()) {

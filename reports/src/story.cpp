@@ -3,7 +3,6 @@
 #include "recompdiag/reports/story.h"
 
 #include <cmath>
-#include <stdexcept>
 #include <string_view>
 
 #include "detail/format.h"
@@ -22,13 +21,6 @@ std::string side_label(const char* side, const RunAnalysis& r) {
   return r.header.mode.empty() ? std::string(side) : std::string(side) + " (" + r.header.mode + ")";
 }
 
-const ProbeCountField& count_line(const std::string& key) {
-  for (const ProbeCountField& f : kProbeCounts) {
-    if (key == f.key) return f;
-  }
-  throw std::logic_error("no count " + key + " in kProbeCounts");
-}
-
 // What one run paid at a switch: its tax and what coincided with it (`counted`, the umbrellas'
 // parts, SwitchComparison::counted_a or _b).
 std::string switch_paid(const char* side, const RunAnalysis& r, const SwitchCost& s,
@@ -44,9 +36,13 @@ std::string switch_paid(const char* side, const RunAnalysis& r, const SwitchCost
   std::vector<std::string> parts;
   bool reason_told = false;
   for (const SwitchCount& c : counted) {
-    const ProbeCountField& f = count_line(c.count);
-    const bool compile = std::string_view(f.part_of) == kCompilesUmbrella;
-    parts.push_back(plural(c.n, f.one, f.many) + (compile && !reason_told ? reason : ""));
+    const ProbeCountField* f =
+        detail::count_line(c.count, [](const ProbeCountField& l) { return l.key; });
+    const bool compile =
+        f != nullptr && f->part_of != nullptr && std::string_view(f->part_of) == kCompilesUmbrella;
+    const std::string counted =
+        f != nullptr ? plural(c.n, f->one, f->many) : std::to_string(c.n) + " " + c.count;
+    parts.push_back(counted + (compile && !reason_told ? reason : ""));
     reason_told = reason_told || compile;
   }
   if (s.around.optimizer_resets > 0) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "recompdiag/core/compare.h"
+#include "recompdiag/core/probe_counts.h"
 
 namespace recompdiag::reports::detail {
 
@@ -14,6 +15,25 @@ inline std::string printf_string(const char* fmt, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, fmt, v);
   return buf;
+}
+
+/// The parts joined by `separator`: "a, b, c".
+inline std::string joined(const std::vector<std::string>& parts, const char* separator = ", ") {
+  std::string text;
+  for (size_t i = 0; i < parts.size(); ++i) text += (i == 0 ? "" : separator) + parts[i];
+  return text;
+}
+
+/// The line of kProbeCounts whose name, as `name_of` reads it off a line ("jit_compiles" as a key,
+/// a gate or a signal kind), is `name`; null when no line is named so (a run or comparison this
+/// version did not make: its words then use the name itself).
+template <class NameOf>
+const ProbeCountField* count_line(const std::string& name, NameOf name_of) {
+  for (const ProbeCountField& f : kProbeCounts) {
+    const char* n = name_of(f);
+    if (n != nullptr && name == n) return &f;
+  }
+  return nullptr;
 }
 
 /// "1 JIT compile", "2 JIT compiles".

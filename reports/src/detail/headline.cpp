@@ -48,7 +48,8 @@ Question counted_events(const Comparison& c) {
   std::string failed;
   for (const CountChange& cc : c.count_changes) {
     if (cc.fails)
-      failed += (failed.empty() ? "" : ", ") + count_change(cc) + " (--fail-on " + cc.failed_by + ")";
+      failed +=
+          (failed.empty() ? "" : ", ") + count_change(cc) + " (--fail-on " + cc.failed_by + ")";
   }
   std::string evidence;
   for (const CountedCost& cost : c.counted_costs) {
@@ -133,7 +134,8 @@ Headline headline(const Comparison& c) {
   if (h.finding.empty()) {
     for (const CountedCost& cost : c.counted_costs) {
       if (!cost.counts.empty())
-        h.finding.push_back("Phase " + std::to_string(cost.phase) + ": " + counted_cost_line(cost, c) + ".");
+        h.finding.push_back("Phase " + std::to_string(cost.phase) + ": " +
+                            counted_cost_line(cost, c) + ".");
     }
   }
   if (h.finding.empty()) {

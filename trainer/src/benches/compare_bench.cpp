@@ -13,11 +13,11 @@
 #include <sstream>
 #include <thread>
 
-#include "recompdiag/core/run_set.h"
 #include "detail/process.h"
 #include "recompdiag/core/compare.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/run_io.h"
+#include "recompdiag/core/run_set.h"
 #include "recompdiag/core/step_columns.h"
 #include "recompdiag/core/synthetic_run.h"
 #include "recompdiag/reports/renderer.h"

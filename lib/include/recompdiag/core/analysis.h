@@ -150,7 +150,7 @@ struct Signal {
   /// Copies: the bytes copied beyond the steady rate. Memory growth: resident memory's growth
   /// over the stretch (negative when it shrank).
   int64_t bytes = 0;
-  int64_t steps = 0;  ///< Memory growth: the steps it grew over.
+  int64_t steps = 0;          ///< Memory growth: the steps it grew over.
   double lr_requested = 0.0;  ///< The lr signal: requested, and in effect.
   double lr_effective = 0.0;
   std::string optimizer;  ///< An optimizer reset: the optimizer's name ("Adam", or "optimizer").

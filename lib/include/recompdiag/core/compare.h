@@ -191,6 +191,9 @@ struct PhaseComparison {
   /// Deprecated since 0.7, removed in 0.8: why this verdict, in one sentence, as 0.6 worded it.
   /// The words are the reports' (reports::phase_reason() in recompdiag/reports/words.h).
   std::string reason;
+  /// The ratio the verdict rests on: the counted cost's as 1 + its share of A's phase
+  /// (counted_decides), the whole phase's (whole_decides), else the steady median's.
+  double decisive_ratio = 1.0;
 };
 
 /// A deterministic count that differs between the sides in one phase, compared exactly.
@@ -265,6 +268,9 @@ struct CountedCost {
   double steps_s = 0.0;
   double steps_low_s = 0.0;
   double steps_high_s = 0.0;
+  /// The costed counts that name its causes, in `counts`' order: cache misses that are no more
+  /// than the plan builds named beside them (a plan build is a cache miss) are left out.
+  std::vector<std::string> cause_counts;
 };
 
 /// A count in the steps around a phase switch: a part of an umbrella count (kProbeCounts'
@@ -346,9 +352,13 @@ struct Comparison {
   std::optional<JobAnalysis> job_a;
   std::optional<JobAnalysis> job_b;
   /// The phase whose verdict is the comparison's: the slowest regressed phase, else the fastest
-  /// improved one, else the least settled inconclusive one (by the ratio each verdict rests on).
-  /// 0 when none is: every phase is no change, or only a `fail_on` count regressed.
-  int deciding_phase = 0;
+  /// improved one, else the least settled inconclusive one (by PhaseComparison::decisive_ratio).
+  /// None when every phase is no change, or only a `fail_on` count regressed.
+  std::optional<int> deciding_phase;
+  /// A regression's deciding phase: the strongest probe signal by which B's phase differs from
+  /// A's (rank_phase_signals()); none when no signal differs, or the verdict is not a regression
+  /// of the time a phase took.
+  std::optional<Signal> deciding_signal;
 };
 
 /// Compares the runs of B against the baseline runs of A.

@@ -10,9 +10,12 @@
 ///     std::vector<RunSet> sets = group_rank_files(files);
 ///     RunAnalysis job = analyze_run(sets[0].run);
 ///     JobAnalysis j = analyze_job(sets[0].ranks, job);
-///     for (const StragglerFinding& f : j.stragglers) std::cout << f.straggler << "\n";
+///     for (const StragglerFinding& f : j.stragglers) {
+///       if (f.straggler >= 0) std::cout << "rank " << f.straggler << " held the job up\n";
+///     }
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,7 +77,7 @@ struct StragglerFinding {
   StragglerCause cause_kind = StragglerCause::kNone;
   int64_t cause_count = 0;
   std::string cause_reason;
-  double compile_ms = -1.0;  ///< kCompiled: the compile's time as its event says; -1 when it does not.
+  std::optional<double> compile_ms;  ///< kCompiled: the compile's time, where its event says it.
   /// kCompiled: every rank compiled in the stretch, and the straggler arrived last.
   bool every_rank_compiled = false;
 };

@@ -31,9 +31,8 @@ struct Story {
   std::vector<std::string> lines() const;
 };
 
-/// The story of `comparison`, from its facts (Comparison::story, deprecated, is not read).
-/// Throws std::logic_error for a SwitchCount whose count is not a line of kProbeCounts: a
-/// comparison this version did not make.
+/// The story of `comparison`, from its facts (Comparison::story, deprecated, is not read). A
+/// SwitchCount whose count this version does not know is named by its key.
 Story story(const Comparison& comparison);
 
 }  // namespace recompdiag::reports

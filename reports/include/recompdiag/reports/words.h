@@ -1,11 +1,12 @@
 #pragma once
 /// \file
 /// The facts of an analysis and of a comparison in sentences: a probe signal, a slow stretch and
-/// a job's straggler; a count that changed, what the counted events cost, why a phase got its verdict, and the
-/// verdict of the whole. The core library finds the facts; these word them, and every renderer,
-/// the CLI and the benches print these words.
+/// a job's straggler; a count that changed, what the counted events cost, why a phase got its
+/// verdict, and the verdict of the whole. The core library finds the facts; these word them, and
+/// every renderer, the CLI and the benches print these words. None throws: a name this version
+/// does not know (a run or comparison of another version) is worded as itself.
 ///
-///     const Comparison c = compare_runs(a, b);
+///     const Comparison c = compare_runs(read_run_file("a.jsonl"), read_run_file("b.jsonl"));
 ///     std::cout << reports::summary(c) << "\n";
 ///     for (const PhaseComparison& p : c.phases) std::cout << reports::phase_reason(p, c) << "\n";
 
@@ -17,8 +18,7 @@
 namespace recompdiag::reports {
 
 /// A probe signal: "2 JIT compiles (reason: phase 2: loss weights baked into the graph)", "Adam
-/// state reset", "12 extra cross-device copies (4.2 MB)", "phase 2 start". Throws
-/// std::logic_error for a kind that is neither "context" nor a signal of kProbeCounts.
+/// state reset", "12 extra cross-device copies (4.2 MB)", "phase 2 start".
 std::string signal_words(const Signal& signal);
 
 /// "steps 50-52 ran 38x the steady median (+0.21 s); 2 JIT compiles (reason: ...), Adam state
@@ -34,21 +34,20 @@ std::string straggler_cause(const StragglerFinding& finding);
 std::string straggler_sentence(const StragglerFinding& finding);
 
 /// The change in words, without side or phase: "12 more JIT compiles", "1 fewer JIT compile".
-/// Throws std::logic_error for a count that is not a line of kProbeCounts.
 std::string count_change(const CountChange& change);
 
 /// "B: 12 more JIT compiles in phase 2 (0 -> 12)"; a side's range where its runs differ
 /// ("0-2 -> 12").
 std::string count_change_line(const CountChange& change);
 
-/// What a counted cost prices, from the comparison's count changes in its phase: "5 more JIT
-/// compiles and 50 more JIT plan builds". Cache misses that are the plan builds already named are
-/// not named again.
+/// What a counted cost prices (CountedCost::cause_counts, worded from the comparison's count
+/// changes in its phase): "5 more JIT compiles and 50 more JIT plan builds".
 std::string cost_causes(const CountedCost& cost, const Comparison& comparison);
 
 /// "B's 5 more JIT compiles cost 0.31 s (95% CI 0.25-0.37 s, p = 0.002), 18.0% of A's phase 2
 /// (1.72 s)", with what the compilers' own clocks measured where that bounds it, and a note where
-/// the difference runs against the counts.
+/// the difference runs against the counts. Empty for a cost of per-step counts only (no count is
+/// costed: the steady test prices them).
 std::string counted_cost_line(const CountedCost& cost, const Comparison& comparison);
 
 /// Why the phase got its verdict, with the figures it rests on: "slower beyond the 5.0%

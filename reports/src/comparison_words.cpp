@@ -1,30 +1,18 @@
-// A comparison's facts in sentences: count changes, counted costs, each phase's reason and the
-// verdict of the whole.
-#include "recompdiag/reports/words.h"
-
-#include <algorithm>
+// A comparison in sentences: the counts that changed, what the counted events cost, why each
+// phase got its verdict, and the verdict of the whole with the training quality.
 #include <cmath>
-#include <stdexcept>
 
 #include "detail/format.h"
-#include "recompdiag/core/probe_counts.h"
+#include "recompdiag/reports/words.h"
 
 namespace recompdiag::reports {
 
 namespace {
 
+using detail::joined;
 using detail::listed;
-using detail::plural;
 using detail::percent;
 using detail::printf_string;
-
-// The line of kProbeCounts whose gate is named `name` (CountChange::count).
-const ProbeCountField& gate_line(const std::string& name) {
-  for (const ProbeCountField& f : kProbeCounts) {
-    if (f.gate.name != nullptr && name == f.gate.name) return f;
-  }
-  throw std::logic_error("no count gated as " + name + " in kProbeCounts");
-}
 
 std::string range(int64_t lo, int64_t hi) {
   return lo == hi ? std::to_string(lo) : std::to_string(lo) + "-" + std::to_string(hi);
@@ -85,8 +73,8 @@ std::string steady_figures(const PhaseComparison& p, const CompareOptions& o) {
   return printf_string("B/A %.3f", p.test.ratio) + " (" +
          printf_string("%g%%", o.bootstrap.confidence * 100.0) +
          printf_string(" CI %.3f", p.test.low) + printf_string("-%.3f, ", p.test.high) +
-         p_words(p.p_holm) + " Holm; " + unit_words(p, o) + "; detectable " +
-         percent(p.test.mde) + ")";
+         p_words(p.p_holm) + " Holm; " + unit_words(p, o) + "; detectable " + percent(p.test.mde) +
+         ")";
 }
 
 std::string whole_figures(const PhaseComparison& p, const CompareOptions& o) {
@@ -95,9 +83,8 @@ std::string whole_figures(const PhaseComparison& p, const CompareOptions& o) {
          printf_string("%.3g ms", p.whole_mean_b_ms) +
          printf_string(", B/A %.3f", p.whole_test.ratio) + " (" +
          printf_string("%g%%", o.bootstrap.confidence * 100.0) +
-         printf_string(" CI %.3f", p.whole_test.low) +
-         printf_string("-%.3f, ", p.whole_test.high) + p_words(p.whole_p_holm) + " Holm; " +
-         whole_unit_words(p, o) + ")";
+         printf_string(" CI %.3f", p.whole_test.low) + printf_string("-%.3f, ", p.whole_test.high) +
+         p_words(p.whole_p_holm) + " Holm; " + whole_unit_words(p, o) + ")";
 }
 
 const CountedCost* cost_of(const Comparison& c, int phase) {
@@ -108,163 +95,19 @@ const CountedCost* cost_of(const Comparison& c, int phase) {
   return found;
 }
 
-// The ratio the phase's verdict rests on: its counted cost as 1 + its share of A's phase, the
-// whole phase's, or the steady median's.
-double decisive_ratio(const PhaseComparison& p, const Comparison& c) {
-  if (p.counted_decides) {
-    if (const CountedCost* cost = cost_of(c, p.phase)) return 1.0 + cost->share;
-  }
-  return p.whole_decides ? p.whole_test.ratio : p.ratio.ratio;
-}
-
-// The line of kProbeCounts whose signal is `kind`.
-const ProbeCountField& signal_line(const std::string& kind) {
-  for (const ProbeCountField& f : kProbeCounts) {
-    if (f.signal.kind != nullptr && kind == f.signal.kind) return f;
-  }
-  throw std::logic_error("no signal " + kind + " in kProbeCounts");
-}
-
-std::string shortened(const std::string& s, size_t max_len) {
-  return s.size() <= max_len ? s : s.substr(0, max_len - 3) + "...";
-}
-
-std::string bytes_words(int64_t bytes) {
-  const double b = static_cast<double>(bytes);
-  if (b >= 1e9) return printf_string("%.1f GB", b / 1e9);
-  if (b >= 1e6) return printf_string("%.1f MB", b / 1e6);
-  if (b >= 1e3) return printf_string("%.1f kB", b / 1e3);
-  return std::to_string(bytes) + " B";
-}
-
-std::string context_words(const Signal& s) {
-  switch (s.event) {
-    case EventKind::kPhaseStart:
-      return "phase " + std::to_string(s.phase) + " start";
-    case EventKind::kLrChange:
-      return "lr change";
-    case EventKind::kLossWeightsChange:
-      return "loss-weight change";
-    default:
-      return to_string(s.event);
-  }
-}
-
-// Milliseconds of a wait: "45", "2.5".
-std::string wait_ms(double ms) { return printf_string(ms >= 10 ? "%.0f" : "%.1f", ms); }
-
 std::string gate_failure(const CountChange& cc) {
   return count_change_line(cc) + " (--fail-on " + cc.failed_by + ")";
 }
 
 }  // namespace
 
-std::string signal_words(const Signal& s) {
-  if (s.kind == "context") return context_words(s);
-  using Form = CountSignal::Form;
-  const ProbeCountField& f = signal_line(s.kind);
-  const char* one = f.signal.one != nullptr ? f.signal.one : f.one;
-  const char* many = f.signal.many != nullptr ? f.signal.many : f.many;
-  const std::string counted = plural(s.count, one, many);
-  switch (f.signal.form) {
-    case Form::kCount:
-    case Form::kExtra:
-    case Form::kAlerts:
-      break;
-    case Form::kCopies:
-      return counted + " (" + bytes_words(s.bytes) + ")";
-    case Form::kCompiles: {
-      std::string joined;
-      for (const std::string& r : s.reasons) joined += (joined.empty() ? "" : "; ") + r;
-      return joined.empty() ? counted : counted + " (reason: " + shortened(joined, 100) + ")";
-    }
-    case Form::kOptimizerReset:
-      return s.optimizer + " state reset" +
-             (s.reasons.empty() ? std::string() : " (" + shortened(s.reasons.front(), 60) + ")");
-    case Form::kLr:
-      return "lr " + printf_string("%g", s.lr_requested) + " requested but " +
-             printf_string("%g", s.lr_effective) + " in effect (" + counted + ")";
-    case Form::kMemoryGrowth:
-      return "resident memory grew steadily (" + std::string(s.bytes >= 0 ? "+" : "-") +
-             bytes_words(s.bytes >= 0 ? s.bytes : -s.bytes) + " over " +
-             plural(s.steps, "step", "steps") + ", " + counted + ")";
-  }
-  return counted;
-}
-
-std::string stretch_sentence(const SlowStretch& s) {
-  std::string text = s.first_step == s.last_step ? "step " + std::to_string(s.first_step)
-                                                 : "steps " + std::to_string(s.first_step) + "-" +
-                                                       std::to_string(s.last_step);
-  const double r = s.mean_ratio;
-  if (s.extra_s > 0.0) {
-    text += " ran " + printf_string(r >= 10 ? "%.0fx" : "%.1fx", r) + " the steady median (+" +
-            printf_string("%.3g s", s.extra_s) + ")";
-  } else {
-    // A switch is always listed; one that cost nothing says so instead of calling itself slow.
-    text += " ran no slower than the steady median (" + printf_string("%.1fx", r) + ")";
-  }
-  if (s.signals.empty()) return text + "; no probe signal coincides";
-  std::vector<std::string> strongest;
-  for (size_t i = 0; i < s.signals.size() && i < 4; ++i) {
-    strongest.push_back(signal_words(s.signals[i]));
-  }
-  std::string joined;
-  for (const std::string& w : strongest) joined += (joined.empty() ? "" : ", ") + w;
-  return text + "; " + joined;
-}
-
-std::string straggler_cause(const StragglerFinding& f) {
-  std::string text;
-  switch (f.cause_kind) {
-    case StragglerCause::kNone:
-      return "";
-    case StragglerCause::kCompiled:
-      text = "recompiled (reason \"" + f.cause_reason + "\"" +
-             (f.compile_ms >= 0.0 ? ", " + wait_ms(f.compile_ms) + " ms" : std::string()) + ")";
-      break;
-    case StragglerCause::kPlanBuilds:
-      text = "built " + std::to_string(f.cause_count) + " JIT plan(s)";
-      break;
-    case StragglerCause::kProfilingRuns:
-      text = "ran " + std::to_string(f.cause_count) + " JIT profiling run(s)";
-      break;
-    case StragglerCause::kOptimizerRebuild:
-      text = "rebuilt its optimizer (" + f.cause_reason + ")";
-      break;
-    case StragglerCause::kAlert:
-      text = "raised " + f.cause_reason;
-      break;
-    case StragglerCause::kComputedLonger:
-      text = "computed longer (no probe signal of its own)";
-      break;
-  }
-  return f.every_rank_compiled ? text + " as every rank did, and arrived last" : text;
-}
-
-std::string straggler_sentence(const StragglerFinding& f) {
-  const std::string steps = f.first_step == f.last_step
-                                ? "step " + std::to_string(f.first_step)
-                                : "steps " + std::to_string(f.first_step) + "-" +
-                                      std::to_string(f.last_step);
-  if (f.straggler < 0) {
-    return steps + ": every rank was slow alike (their all-reduce waits differ by " +
-           wait_ms(f.wait_max_ms) + " ms at most): no straggler";
-  }
-  std::string wait = wait_ms(f.wait_min_ms);
-  if (wait_ms(f.wait_max_ms) != wait) wait += "-" + wait_ms(f.wait_max_ms);
-  std::string ranks;
-  for (const int r : f.waiters) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
-  return steps + ": rank " + std::to_string(f.straggler) + " " + straggler_cause(f) + "; " +
-         (f.waiters.size() == 1 ? "rank " : "ranks ") + ranks + " waited " + wait +
-         " ms in all-reduce";
-}
-
 std::string count_change(const CountChange& c) {
-  const ProbeCountField& f = gate_line(c.count);
+  const ProbeCountField* f =
+      detail::count_line(c.count, [](const ProbeCountField& l) { return l.gate.name; });
   const bool more = c.b_min > c.a_max;
   const int64_t by = more ? c.b_min - c.a_max : c.a_min - c.b_max;
-  return std::to_string(by) + (more ? " more " : " fewer ") + (by == 1 ? f.one : f.many);
+  const std::string what = f == nullptr ? c.count : by == 1 ? f->one : f->many;
+  return std::to_string(by) + (more ? " more " : " fewer ") + what;
 }
 
 std::string count_change_line(const CountChange& c) {
@@ -273,23 +116,16 @@ std::string count_change_line(const CountChange& c) {
 }
 
 std::string cost_causes(const CountedCost& cost, const Comparison& c) {
-  const CountChange* plans = nullptr;
-  for (const std::string& count : cost.counts) {
-    if (count == "plan_builds") plans = change_of(c, cost.phase, count);
-  }
   std::vector<std::string> causes;
-  for (const CountChange& cc : c.count_changes) {
-    if (cc.phase != cost.phase) continue;
-    if (std::find(cost.counts.begin(), cost.counts.end(), cc.count) == cost.counts.end()) continue;
-    // Plan builds are cache misses too: the misses are named only when they are more than those.
-    const bool same_as_plans = cc.count == "cache_misses" && plans != nullptr &&
-                               cc.b_min - cc.a_max == plans->b_min - plans->a_max;
-    if (!same_as_plans) causes.push_back(count_change(cc));
+  for (const std::string& count : cost.cause_counts) {
+    if (const CountChange* cc = change_of(c, cost.phase, count))
+      causes.push_back(count_change(*cc));
   }
   return listed(causes);
 }
 
 std::string counted_cost_line(const CountedCost& cost, const Comparison& c) {
+  if (cost.counts.empty()) return "";  // per-step counts only: the steady test prices them
   const CompareOptions& o = c.options;
   const bool more = cost.difference_s >= 0.0;
   // "0.31 s (95% CI 0.25-0.37 s, p = 0.002)": a difference, its interval and p, signs as `more`.
@@ -300,19 +136,20 @@ std::string counted_cost_line(const CountedCost& cost, const Comparison& c) {
            ", " + p_words(cost.p) + ")";
   };
   const std::string share = percent(std::abs(cost.share)) + " of A's phase " +
-                            std::to_string(cost.phase) +
-                            printf_string(" (%.3g s)", cost.phase_s_a);
+                            std::to_string(cost.phase) + printf_string(" (%.3g s)", cost.phase_s_a);
   const std::string clocks = " compiling, as the compilers' own clocks measured";
   std::string text = "B's " + cost_causes(cost, c) + (more ? " cost " : " saved ");
   if (cost.measured_bounds && std::abs(cost.measured_s) >= std::abs(cost.steps_s)) {
     // The measurement says more than the steps: it is the figure, the steps' estimate beside it.
-    text += "at least " + printf_string("%.3g s", std::abs(cost.measured_s)) + clocks +
-            " (the step times alone: " +
-            estimate(cost.steps_s, cost.steps_low_s, cost.steps_high_s) + "), " + share;
+    text +=
+        "at least " + printf_string("%.3g s", std::abs(cost.measured_s)) + clocks +
+        " (the step times alone: " + estimate(cost.steps_s, cost.steps_low_s, cost.steps_high_s) +
+        "), " + share;
   } else {
     text += estimate(cost.difference_s, cost.low_s, cost.high_s) + ", " + share;
     if (cost.measured_bounds) {
-      text += "; at least " + printf_string("%.3g s", std::abs(cost.measured_s)) + " of it" + clocks;
+      text +=
+          "; at least " + printf_string("%.3g s", std::abs(cost.measured_s)) + " of it" + clocks;
     }
   }
   if (cost.against_counts) {
@@ -333,9 +170,10 @@ std::string phase_reason(const PhaseComparison& p, const Comparison& c) {
     case Verdict::kImprovement:
       if (p.counted_decides) {
         const CountedCost* cost = cost_of(c, p.phase);
-        return std::string(slower ? "what the counted events cost" : "what the counted events saved") +
-               " is beyond the " + threshold + " threshold: " +
-               (cost ? counted_cost_line(*cost, c) : std::string()) +
+        return std::string(slower ? "what the counted events cost"
+                                  : "what the counted events saved") +
+               " is beyond the " + threshold +
+               " threshold: " + (cost ? counted_cost_line(*cost, c) : std::string()) +
                "; steady state alone: " + figures;
       }
       if (p.whole_decides) {
@@ -354,13 +192,15 @@ std::string phase_reason(const PhaseComparison& p, const Comparison& c) {
   if (p.unit == ReplicationUnit::kBlocks && !o.run_noise) {
     return "one run per side that did not take turns, and no measured run-to-run spread: no time "
            "verdict (give several runs per side, --noise-profile from `recompdiag bench noise`, or "
-           "runs that take turns with `recompdiag ab`)" + ratio;
+           "runs that take turns with `recompdiag ab`)" +
+           ratio;
   }
   if (p.noise_contradicted) {
     return "the runs' own step times jump between levels " + percent(p.level_spread) +
            " apart, beyond the " + percent(o.run_noise.value_or(0.0)) +
            " run-to-run spread given: no time verdict rests on it (runs that take turns with "
-           "`recompdiag ab` cancel the levels)" + ratio;
+           "`recompdiag ab` cancel the levels)" +
+           ratio;
   }
   return "cannot be told from the " + threshold + " threshold at this noise: " + figures +
          "; about " + std::to_string(p.runs_needed) + " runs per side would settle it";
@@ -373,7 +213,7 @@ std::string time_summary(const Comparison& c) {
   }
   const PhaseComparison* phase = nullptr;
   for (const PhaseComparison& p : c.phases) {
-    if (c.deciding_phase != 0 && p.phase == c.deciding_phase) phase = &p;
+    if (p.phase == c.deciding_phase) phase = &p;
   }
   if (phase == nullptr) {
     if (failing) return "regression: " + gate_failure(*failing);
@@ -389,28 +229,21 @@ std::string time_summary(const Comparison& c) {
   } else if (c.verdict == Verdict::kRegression) {
     // A time cost names first the signal by which the phase differs from A's: "regression: phase
     // 2 regressed 38% in steady state: B: 12 JIT compiles after warm-up, one per epoch; ...".
-    std::string signal;
-    const PhaseAnalysis* pa = nullptr;
-    const PhaseAnalysis* pb = nullptr;
-    for (const PhaseAnalysis& x : c.a.phases) pa = x.phase == phase->phase ? &x : pa;
-    for (const PhaseAnalysis& x : c.b.phases) pb = x.phase == phase->phase ? &x : pb;
-    if (pa && pb) {
-      const std::vector<Signal> signals = rank_phase_signals(*pb, pa, c.b.header.optimizer);
-      if (!signals.empty()) signal = signal_words(signals.front());
-    }
     text = "regression: " + name + " regressed " +
-           printf_string("%.0f%%", (decisive_ratio(*phase, c) - 1.0) * 100.0) +
+           printf_string("%.0f%%", (phase->decisive_ratio - 1.0) * 100.0) +
            (phase->whole_decides ? " over all its steps" : " in steady state") +
-           (signal.empty() ? std::string(" (no probe signal differs)") : ": B: " + signal) + "; " +
-           reason;
+           (c.deciding_signal ? ": B: " + signal_words(*c.deciding_signal)
+                              : std::string(" (no probe signal differs)")) +
+           "; " + reason;
   } else {
-    text = verdict + ": " + name +
-           (phase->whole_decides
-                ? " mean step over all its steps " + printf_string("%.3g ms", phase->whole_mean_a_ms) +
-                      " -> " + printf_string("%.3g ms", phase->whole_mean_b_ms)
-                : " steady median " + printf_string("%.3g ms", phase->median_a_ms) + " -> " +
-                      printf_string("%.3g ms", phase->median_b_ms)) +
-           ", " + reason;
+    text =
+        verdict + ": " + name +
+        (phase->whole_decides
+             ? " mean step over all its steps " + printf_string("%.3g ms", phase->whole_mean_a_ms) +
+                   " -> " + printf_string("%.3g ms", phase->whole_mean_b_ms)
+             : " steady median " + printf_string("%.3g ms", phase->median_a_ms) + " -> " +
+                   printf_string("%.3g ms", phase->median_b_ms)) +
+        ", " + reason;
   }
   if (failing) text += "; and " + gate_failure(*failing);
   return text;
@@ -429,11 +262,6 @@ std::string convergence_summary(const ConvergenceComparison& q) {
         improved.push_back(change);
       }
     }
-    const auto joined = [](const std::vector<std::string>& parts) {
-      std::string out;
-      for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
-      return out;
-    };
     text += " over " + std::to_string(q.pairs) + " seeded pairs";
     if (!regressed.empty()) text += ": " + joined(regressed);
     if (!improved.empty()) text += "; better in every pair: " + joined(improved);
