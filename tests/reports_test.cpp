@@ -311,10 +311,13 @@ TEST_CASE("the words: each sentence from the facts, as 0.6's fields said it") {
       {"quiet", "quiet_slower", tiny_spread},
       {"quiet", "quiet_slower", measured_noise()},
       {"noisy", "noisy_again", measured_noise()}};
-  for (const auto& [a, b, o] : pairs) {
+  for (const auto& pair : pairs) {
+    // Named, not bound: a lambda (CAPTURE's) cannot capture a structured binding in C++17.
+    const std::string& a = std::get<0>(pair);
+    const std::string& b = std::get<1>(pair);
     CAPTURE(a);
     CAPTURE(b);
-    check_words(compare_runs(synthetic(a), synthetic(b), o), seen);
+    check_words(compare_runs(synthetic(a), synthetic(b), std::get<2>(pair)), seen);
   }
   // The lr and the loss weights change at the switch: context signals of their own.
   RunFile changed = synthetic("recompile");
