@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -7,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <variant>
 
 #include "detail/glossary.h"
 #include "job_fixtures.h"
@@ -186,6 +189,7 @@ struct ReasonsSeen {
   std::map<std::string, int> by_start;
   std::map<std::string, int> signals;  // by kind
   std::map<std::string, int> quality;  // by verdict, "tested" apart
+  std::map<size_t, int> caveats;       // by the Caveat's alternative
   int improved = 0;                    // "better in every pair"
   void add(const std::string& reason) {
     for (const char* start :
@@ -240,6 +244,8 @@ void check_words(const Comparison& c, ReasonsSeen& seen) {
     CHECK(counted_cost_line(cost, c) == cost.text);
   }
   check_quality(c.convergence, seen);
+  CHECK(warnings(c) == c.warnings);
+  for (const Caveat& caveat : c.caveats) ++seen.caveats[caveat.index()];
   CHECK(time_summary(c) == c.time_summary);
   CHECK(summary(c) == c.summary);
 }
@@ -356,6 +362,50 @@ TEST_CASE("the words: each sentence from the facts, as 0.6's fields said it") {
   REQUIRE(first.deciding_phase == std::optional<int>(0));
   CHECK(summary(first).rfind("regression: phase 0 regressed ", 0) == 0);
   check_words(first, seen);
+  // The caveats the pairs above do not have: a run that never finished, a phase no run reached,
+  // steady times that drift or stay alike for long, few steady steps, turns at two grains.
+  SyntheticRunOptions unfinished = quiet;
+  unfinished.finished = false;
+  unfinished.seed = 9;
+  SyntheticRunOptions short_run = quiet;
+  short_run.phase_steps = {15, 15};
+  short_run.seed = 10;
+  SyntheticRunOptions short_again = short_run;
+  short_again.seed = 11;
+  for (const auto& [name, o] : std::vector<std::pair<const char*, SyntheticRunOptions>>{
+           {"unfinished", unfinished}, {"short", short_run}, {"short_again", short_again}}) {
+    write_synthetic_run(dir.file(std::string(name) + ".jsonl"), o);
+  }
+  check_words(compare_runs(synthetic("quiet"), synthetic("unfinished"), measured_noise()), seen);
+  check_words(compare_runs(synthetic("short"), synthetic("short_again"), measured_noise()), seen);
+  const auto stopped_at_switch = [&](const std::string& name) {
+    RunFile r = synthetic(name);
+    r.steps.erase(std::remove_if(r.steps.begin(), r.steps.end(),
+                                 [](const StepRecord& step) { return step.phase == 2; }),
+                  r.steps.end());
+    return r;
+  };
+  check_words(
+      compare_runs(stopped_at_switch("quiet"), stopped_at_switch("quiet_slower"), measured_noise()),
+      seen);
+  RunFile wavy = synthetic("quiet");  // one slow wave over phase 1, and phase 2 slower halfway
+  wavy.path += ".wavy";
+  for (size_t i = 0; i < wavy.steps.size(); ++i) {
+    StepRecord& step = wavy.steps[i];
+    if (step.phase == 1) step.wall_ms *= 1.0 + 0.3 * std::sin(static_cast<double>(i) / 16.0);
+    if (step.phase == 2 && step.step >= 150) step.wall_ms *= 1.5;
+  }
+  check_words(compare_runs(synthetic("quiet"), wavy, measured_noise()), seen);
+  CompareOptions turns = measured_noise();
+  turns.turns = true;
+  RunFile every_step = synthetic("quiet");
+  every_step.header.turn_every_steps = 1;
+  check_words(compare_runs(every_step, synthetic("quiet_slower"), turns), seen);
+  for (size_t kind = 0; kind < std::variant_size_v<Caveat>; ++kind) {
+    CAPTURE(kind);
+    CHECK(seen.caveats[kind] > 0);
+  }
+
   // Every sentence was checked at least once.
   for (const char* start :
        {"slower beyond", "faster beyond", "what the counted events cost",

@@ -203,8 +203,7 @@ void analyze_sides(const std::vector<const ColumnarRun*>& all, size_t a_count,
 // phase that only events name (every run stopped at its switch, before its first step) has
 // nothing to compare: it is left out, with a warning.
 std::set<int> phases_named(const detail::SideRuns& sa, const detail::SideRuns& sb,
-                           const std::vector<const ColumnarRun*>& all,
-                           std::vector<std::string>& warnings) {
+                           const std::vector<const ColumnarRun*>& all, detail::Warnings& warnings) {
   std::set<int> phases;
   for (const auto* side : {&sa, &sb}) {
     for (const RunAnalysis& ra : side->analyses) {
@@ -222,9 +221,10 @@ std::set<int> phases_named(const detail::SideRuns& sa, const detail::SideRuns& s
       phases.insert(phase);  // a phase between others: index_phase names the runs without it
       continue;
     }
-    warnings.push_back("phase " + std::to_string(phase) +
-                       " started (a phase_start event) but no run has a step in it: the runs "
-                       "stopped at the switch; it is left out");
+    warnings.add(caveats::PhaseNotReached{phase},
+                 "phase " + std::to_string(phase) +
+                     " started (a phase_start event) but no run has a step in it: the runs "
+                     "stopped at the switch; it is left out");
   }
   return phases;
 }
@@ -260,6 +260,8 @@ void index_phase(int phase, detail::SideRuns& sa, detail::SideRuns& sb) {
 struct WeakPhases {
   std::string drifted;    // runs and phases whose steady state drifted
   std::string few_steps;  // phases with few steady steps
+  caveats::Drift drift;
+  caveats::FewSteadySteps few;
 
   // Notes what weakens the comparison of `phase` (the sides indexed at it).
   void note(int phase, const detail::SideRuns& sa, const detail::SideRuns& sb,
@@ -273,31 +275,33 @@ struct WeakPhases {
           std::snprintf(buf, sizeof buf, " %+.0f%%", (pa.drift_ratio - 1.0) * 100.0);
           drifted +=
               (drifted.empty() ? "" : ", ") + r.path + " phase " + std::to_string(phase) + buf;
+          drift.runs.push_back({r.path, phase, pa.drift_ratio});
         }
       }
     }
     const int64_t fewest_a = phase_steady_min(sa);
     const int64_t fewest_b = phase_steady_min(sb);
     if (fewest_a < options.min_samples || fewest_b < options.min_samples) {
+      few.phases.push_back({phase, fewest_a, fewest_b});
       few_steps += (few_steps.empty() ? "" : ", ") + std::string("phase ") + std::to_string(phase) +
                    " " + std::to_string(fewest_a) + " and " + std::to_string(fewest_b);
     }
   }
 
-  void warn(const CompareOptions& options, std::vector<std::string>& warnings) const {
+  void warn(const CompareOptions& options, detail::Warnings& warnings) const {
     if (!drifted.empty()) {
-      warnings.push_back(
-          "steady step time drifted from the first half of a phase to the second "
-          "(a busy machine?), the verdict may reflect the conditions, not the "
-          "code: " +
-          drifted +
-          (options.turns ? " (the runs took turns: the drift both saw "
-                           "cancels in the per-epoch ratios)"
-                         : ""));
+      warnings.add(drift,
+                   "steady step time drifted from the first half of a phase to the second "
+                   "(a busy machine?), the verdict may reflect the conditions, not the "
+                   "code: " +
+                       drifted +
+                       (options.turns ? " (the runs took turns: the drift both saw "
+                                        "cancels in the per-epoch ratios)"
+                                      : ""));
     }
     if (!few_steps.empty()) {
-      warnings.push_back("few steady steps (fewer than " + std::to_string(options.min_samples) +
-                         "), the verdict is weak: " + few_steps + " steady steps in A and B");
+      warnings.add(few, "few steady steps (fewer than " + std::to_string(options.min_samples) +
+                            "), the verdict is weak: " + few_steps + " steady steps in A and B");
     }
   }
 };
@@ -308,7 +312,8 @@ void compare_phases(detail::SideRuns& sa, detail::SideRuns& sb, const std::set<i
   WeakPhases weak;
   for (int phase : phases) {
     index_phase(phase, sa, sb);
-    PhaseComparison pc = detail::compare_phase_timing(phase, sa, sb, options, c.warnings);
+    detail::Warnings warnings{c.caveats, c.warnings};
+    PhaseComparison pc = detail::compare_phase_timing(phase, sa, sb, options, warnings);
     weak.note(phase, sa, sb, options);
     detail::compare_counts(phase, sa, sb, options, c.count_changes);
     if (auto cost = detail::counted_cost(phase, sa, sb, c.count_changes, options)) {
@@ -316,7 +321,8 @@ void compare_phases(detail::SideRuns& sa, detail::SideRuns& sb, const std::set<i
     }
     c.phases.push_back(std::move(pc));
   }
-  weak.warn(options, c.warnings);
+  detail::Warnings warnings{c.caveats, c.warnings};
+  weak.warn(options, warnings);
   detail::judge_phases(c.phases, c.counted_costs, options);
   for (const PhaseComparison& pc : c.phases) {
     if (pc.unit == ReplicationUnit::kEpochPairs || pc.unit == ReplicationUnit::kStepPairs) {
@@ -366,10 +372,12 @@ void note_config_differences(const RunHeader& a, const RunHeader& b, const Compa
                              Comparison& c) {
   c.config_differences = detail::diff_headers(a, b);
   std::vector<const ConfigDifference*> unexpected;
+  caveats::ConfigDiffers differs;
   for (const ConfigDifference& d : c.config_differences) {
     const auto& expected = options.expected_differences;
     if (std::find(expected.begin(), expected.end(), d.key) == expected.end()) {
       unexpected.push_back(&d);
+      differs.differences.push_back(d);
     }
   }
   if (unexpected.empty()) return;
@@ -382,11 +390,12 @@ void note_config_differences(const RunHeader& a, const RunHeader& b, const Compa
     list +=
         (i ? ", " : "") + unexpected[i]->key + ": " + unexpected[i]->a + " vs " + unexpected[i]->b;
   }
-  c.warnings.push_back("the runs' configurations differ: " + list);
+  detail::Warnings{c.caveats, c.warnings}.add(differs, "the runs' configurations differ: " + list);
 }
 
 // The analyses' own warnings: the first runs' (held in c.a and c.b), then the other runs'.
 void gather_run_warnings(const detail::SideRuns& sa, const detail::SideRuns& sb, Comparison& c) {
+  detail::Warnings warnings{c.caveats, c.warnings};
   const int64_t every_a = sa.files[0]->header.turn_every_steps;
   const int64_t every_b = sb.files[0]->header.turn_every_steps;
   if (c.options.turns && every_a != every_b) {
@@ -394,19 +403,20 @@ void gather_run_warnings(const detail::SideRuns& sa, const detail::SideRuns& sb,
       return every == 0 ? std::string("epoch boundaries")
                         : "every " + std::to_string(every) + (every == 1 ? " step" : " steps");
     };
-    c.warnings.push_back("the runs took their turns at different grains (A at " + grain(every_a) +
-                         ", B at " + grain(every_b) +
-                         "): their steps did not run side by side, and they are paired epoch by "
-                         "epoch; a data-parallel side takes its turns at epoch boundaries, so give "
-                         "`ab --turn-every 0` with one");
+    warnings.add(caveats::TurnGrains{every_a, every_b},
+                 "the runs took their turns at different grains (A at " + grain(every_a) +
+                     ", B at " + grain(every_b) +
+                     "): their steps did not run side by side, and they are paired epoch by "
+                     "epoch; a data-parallel side takes its turns at epoch boundaries, so give "
+                     "`ab --turn-every 0` with one");
   }
-  c.warnings.insert(c.warnings.end(), c.a.warnings.begin(), c.a.warnings.end());
-  c.warnings.insert(c.warnings.end(), c.b.warnings.begin(), c.b.warnings.end());
+  const auto add_run = [&warnings](const std::vector<std::string>& run_warnings) {
+    for (const std::string& w : run_warnings) warnings.add(caveats::RunFileWarning{w}, w);
+  };
+  add_run(c.a.warnings);
+  add_run(c.b.warnings);
   for (const auto* side : {&sa, &sb}) {
-    for (size_t i = 1; i < side->analyses.size(); ++i) {
-      const auto& w = side->analyses[i].warnings;
-      c.warnings.insert(c.warnings.end(), w.begin(), w.end());
-    }
+    for (size_t i = 1; i < side->analyses.size(); ++i) add_run(side->analyses[i].warnings);
   }
 }
 
@@ -421,7 +431,8 @@ Comparison compare_sets(const std::vector<const ColumnarRun*>& a,
   for (const ColumnarRun* r : a) c.paths_a.push_back(r->path);
   for (const ColumnarRun* r : b) c.paths_b.push_back(r->path);
   c.unit = a.size() >= 2 || b.size() >= 2 ? ReplicationUnit::kRuns : ReplicationUnit::kBlocks;
-  compare_phases(sa, sb, phases_named(sa, sb, all, c.warnings), options, c);
+  detail::Warnings warnings{c.caveats, c.warnings};
+  compare_phases(sa, sb, phases_named(sa, sb, all, warnings), options, c);
 
   c.a = std::move(sa.analyses.front());
   c.b = std::move(sb.analyses.front());

@@ -327,7 +327,7 @@ bool step_pair_phase(PhaseComparison& pc, const SideRuns& a, const SideRuns& b, 
 // One run per side that did not take turns: blocks of consecutive steps, resampled, with the
 // measured run-to-run spread added (none measured: nothing is proven).
 void block_phase(PhaseComparison& pc, const SideRuns& a, const SideRuns& b, const CompareOptions& o,
-                 std::vector<std::string>& warnings) {
+                 Warnings& warnings) {
   const int phase = pc.phase;
   const PhaseAnalysis& fa = first_phase(a);
   const PhaseAnalysis& fb = first_phase(b);
@@ -345,28 +345,33 @@ void block_phase(PhaseComparison& pc, const SideRuns& a, const SideRuns& b, cons
   // Only an interval can be too narrow: without a measured spread there is none. One warning
   // names both runs.
   std::string capped;
+  caveats::IntervalTooNarrow narrow{phase, {}, std::max(ba.block_length, bb.block_length)};
   for (const auto* blocks : {&ba, &bb}) {
     if (blocks->autocorrelation_capped && o.run_noise) {
       capped += (capped.empty() ? "" : " and ") + (blocks == &ba ? a : b).files[0]->path;
+      narrow.paths.push_back((blocks == &ba ? a : b).files[0]->path);
     }
   }
   if (!capped.empty()) {
-    warnings.push_back("phase " + std::to_string(phase) + ": the step times of " + capped +
-                       " stay alike for longer than the longest block (" +
-                       std::to_string(std::max(ba.block_length, bb.block_length)) +
-                       " steps): the interval may be too narrow; compare several runs per side");
+    warnings.add(narrow,
+                 "phase " + std::to_string(phase) + ": the step times of " + capped +
+                     " stay alike for longer than the longest block (" +
+                     std::to_string(std::max(ba.block_length, bb.block_length)) +
+                     " steps): the interval may be too narrow; compare several runs per side");
   }
   const double log_ratio = std::log(pc.median_b_ms / pc.median_a_ms);
   pc.level_spread = std::max(level_spread(ba), level_spread(bb));
   pc.noise_contradicted = o.run_noise && pc.level_spread > kLevelJumps &&
                           pc.level_spread > kContradiction * *o.run_noise;
   if (pc.noise_contradicted) {
-    warnings.push_back(
+    warnings.add(
+        caveats::LevelsBeyondNoise{phase, pc.level_spread, *o.run_noise},
         "phase " + std::to_string(phase) + ": the runs' own step times jump between levels " +
-        format_number("%.1f%%", pc.level_spread * 100.0) + " apart (spread of their block medians), " +
-        "beyond the " + format_number("%.1f%%", *o.run_noise * 100.0) +
-        " run-to-run spread given: it was not measured under this noise, and no time verdict "
-        "rests on it; compare runs that took turns (`recompdiag ab`)");
+            format_number("%.1f%%", pc.level_spread * 100.0) +
+            " apart (spread of their block medians), " + "beyond the " +
+            format_number("%.1f%%", *o.run_noise * 100.0) +
+            " run-to-run spread given: it was not measured under this noise, and no time verdict "
+            "rests on it; compare runs that took turns (`recompdiag ab`)");
   }
   if (ba.sorted_log_medians.size() < 3 || bb.sorted_log_medians.size() < 3 ||
       pc.noise_contradicted) {
@@ -399,7 +404,7 @@ void block_phase(PhaseComparison& pc, const SideRuns& a, const SideRuns& b, cons
 }  // namespace
 
 PhaseComparison compare_phase_timing(int phase, const SideRuns& a, const SideRuns& b,
-                                     const CompareOptions& o, std::vector<std::string>& warnings) {
+                                     const CompareOptions& o, Warnings& warnings) {
   auto phase_of = [](const SideRuns& side, size_t i) -> const PhaseAnalysis& {
     return side.analyses[i].phases[side.phase_index[i]];
   };

@@ -190,9 +190,9 @@ void page_head(const Comparison& c, std::ostream& out) {
 
 // The comparison's warnings, when it has any.
 void warnings_section(const Comparison& c, std::ostream& out) {
-  if (!c.warnings.empty()) {
+  if (!c.caveats.empty()) {
     out << "<h2>Warnings</h2><ul class=\"warn\">\n";
-    for (const auto& w : c.warnings) out << "<li>" << html_escape(w) << "</li>\n";
+    for (const std::string& w : warnings(c)) out << "<li>" << html_escape(w) << "</li>\n";
     out << "</ul>\n";
   }
 }

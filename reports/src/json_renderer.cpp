@@ -365,7 +365,7 @@ json report_json(const Comparison& c) {
           {"switches", switches},
           {"convergence", convergence_json(c.convergence)},
           {"config_differences", diffs},
-          {"warnings", c.warnings},
+          {"warnings", warnings(c)},
           {"a", run_json(c.a)},
           {"b", run_json(c.b)},
           {"job_a", c.job_a ? detail::job_json(*c.job_a) : json(nullptr)},

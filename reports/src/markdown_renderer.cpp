@@ -155,9 +155,9 @@ void MarkdownRenderer::render(const Comparison& c, std::ostream& out) const {
   }
   write_convergence(c.convergence, out);
 
-  if (!c.warnings.empty()) {
+  if (!c.caveats.empty()) {
     out << "\n**Warnings**\n";
-    for (const auto& w : c.warnings) out << "- " << md_cell(w) << "\n";
+    for (const std::string& w : warnings(c)) out << "- " << md_cell(w) << "\n";
   }
 }
 

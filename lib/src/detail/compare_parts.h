@@ -60,11 +60,23 @@ struct CostedCount {
 /// The costed gate counts, in kProbeCounts' order (compare_counts.cpp).
 const std::vector<CostedCount>& costed_counts();
 
+/// Where a comparison's caveats go: the facts (Comparison::caveats), and the words 0.6 gave them
+/// (the deprecated Comparison::warnings), in the same order.
+struct Warnings {
+  std::vector<Caveat>& caveats;
+  std::vector<std::string>& text;
+
+  void add(Caveat caveat, std::string words) {
+    caveats.push_back(std::move(caveat));
+    text.push_back(std::move(words));
+  }
+};
+
 /// The timing comparison of one phase (test, interval, figures), before the phases are judged
-/// together. Adds a warning when the autocorrelation outlasts the longest block.
+/// together. Adds a caveat when the autocorrelation outlasts the longest block, or the step times
+/// jump between levels beyond the run-to-run spread given.
 PhaseComparison compare_phase_timing(int phase, const SideRuns& a, const SideRuns& b,
-                                     const CompareOptions& options,
-                                     std::vector<std::string>& warnings);
+                                     const CompareOptions& options, Warnings& warnings);
 
 /// Holm over the phases, then each phase's verdict and reason; a phase's counted cost (from
 /// `counted`, when it has one) decides a regression or improvement beyond the threshold whatever

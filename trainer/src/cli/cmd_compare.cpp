@@ -16,6 +16,7 @@
 #include "recompdiag/reports/renderer.h"
 #include "recompdiag/reports/report_files.h"
 #include "recompdiag/reports/trace_writer.h"
+#include "recompdiag/reports/words.h"
 
 namespace recompdiag::trainer::cli {
 
@@ -134,7 +135,8 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
     const std::vector<std::string> paths_a = side_paths(s.a, s.a_specs, "A", "--a");
     const std::vector<std::string> paths_b = side_paths(s.b, s.b_specs, "B", "--b");
     const Comparison c = compare_run_paths(paths_a, paths_b, options);
-    for (const std::string& w : c.warnings) std::cerr << "recompdiag: warning: " << w << "\n";
+    for (const std::string& w : reports::warnings(c))
+      std::cerr << "recompdiag: warning: " << w << "\n";
     const int exit_code = gate_exit_code(c, s.gate, std::cerr);
     if (s.out.empty()) {
       renderer->render(c, std::cout);

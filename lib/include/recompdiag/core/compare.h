@@ -20,6 +20,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "recompdiag/core/analysis.h"
@@ -312,6 +313,81 @@ struct ConfigDifference {
 std::vector<ConfigDifference> diff_json(const nlohmann::json& a, const nlohmann::json& b,
                                         const std::string& prefix);
 
+/// What weakens or qualifies a comparison's verdict: its caveats, as data (reports::warnings()
+/// words them). One kind per struct, one caveat per cause, naming every run or phase it concerns.
+namespace caveats {
+
+/// `phase` started (a phase_start event) but no run has a step in it: the runs stopped at the
+/// switch, and it is left out.
+struct PhaseNotReached {
+  int phase = 0;
+};
+
+/// One run per side: the step times of `paths` stay alike for longer than the longest block
+/// (`block_steps`) in `phase`, so the interval may be too narrow.
+struct IntervalTooNarrow {
+  int phase = 0;
+  std::vector<std::string> paths;
+  int64_t block_steps = 0;
+};
+
+/// `phase`: the runs' own step times jump between levels `level_spread` apart (the spread of
+/// their block medians), beyond the run-to-run spread given (`run_noise`): no time verdict rests
+/// on it.
+struct LevelsBeyondNoise {
+  int phase = 0;
+  double level_spread = 0.0;
+  double run_noise = 0.0;
+};
+
+/// Runs whose steady step time drifted from the first half of a phase to the second by more
+/// than CompareOptions::drift_warning: each run's path, phase and drift (second half's median over
+/// the first's).
+struct Drift {
+  struct Run {
+    std::string path;
+    int phase = 0;
+    double ratio = 1.0;
+  };
+  std::vector<Run> runs;
+};
+
+/// Phases with fewer steady steps than CompareOptions::min_samples in a run: the fewest of
+/// either side's runs, per phase.
+struct FewSteadySteps {
+  struct Phase {
+    int phase = 0;
+    int64_t fewest_a = 0;
+    int64_t fewest_b = 0;
+  };
+  std::vector<Phase> phases;
+};
+
+/// The runs' configurations differ where no difference was expected
+/// (CompareOptions::expected_differences).
+struct ConfigDiffers {
+  std::vector<ConfigDifference> differences;
+};
+
+/// The runs took their turns at different grains (RunHeader::turn_every_steps; 0: at epoch
+/// boundaries), so they are paired epoch by epoch.
+struct TurnGrains {
+  int64_t every_a = 0;
+  int64_t every_b = 0;
+};
+
+/// A run file's own warning (RunAnalysis::warnings): a skipped line, no summary, a failed run.
+struct RunFileWarning {
+  std::string text;
+};
+
+}  // namespace caveats
+
+/// One caveat of a comparison.
+using Caveat = std::variant<caveats::PhaseNotReached, caveats::IntervalTooNarrow,
+                            caveats::LevelsBeyondNoise, caveats::Drift, caveats::FewSteadySteps,
+                            caveats::ConfigDiffers, caveats::TurnGrains, caveats::RunFileWarning>;
+
 /// Everything compare_runs() finds.
 struct Comparison {
   RunAnalysis a;  ///< The first run of A, for its details (slow stretches, charts).
@@ -347,7 +423,9 @@ struct Comparison {
   /// Deprecated since 0.7, removed in 0.8: the sentence of the timing verdict alone, as 0.6
   /// worded it (reports::time_summary()).
   std::string time_summary;
-  std::vector<std::string> warnings;  ///< Config differences, few samples, skipped lines, ...
+  /// Deprecated since 0.7, removed in 0.8: the caveats in words, as 0.6 worded them
+  /// (reports::warnings()).
+  std::vector<std::string> warnings;
   /// When the first run of A (of B) is a data-parallel job: its per-rank table and stragglers.
   std::optional<JobAnalysis> job_a;
   std::optional<JobAnalysis> job_b;
@@ -359,6 +437,8 @@ struct Comparison {
   /// A's (rank_phase_signals()); none when no signal differs, or the verdict is not a regression
   /// of the time a phase took.
   std::optional<Signal> deciding_signal;
+  /// What weakens or qualifies the verdict, in the order 0.6 warned of it.
+  std::vector<Caveat> caveats;
 };
 
 /// Compares the runs of B against the baseline runs of A.

@@ -11,6 +11,7 @@
 ///     for (const PhaseComparison& p : c.phases) std::cout << reports::phase_reason(p, c) << "\n";
 
 #include <string>
+#include <vector>
 
 #include "recompdiag/core/compare.h"
 #include "recompdiag/core/straggler.h"
@@ -63,6 +64,13 @@ std::string time_summary(const Comparison& comparison);
 /// final loss +12.0% (p=0.02); quality does not gate; final loss 0.3 -> 0.336 (+12.0%); steps to
 /// recover the pre-switch loss 40 -> 95".
 std::string convergence_summary(const ConvergenceComparison& convergence);
+
+/// A caveat of the comparison in one sentence: "few steady steps (fewer than 20), the verdict is
+/// weak: phase 2 17 and 12 steady steps in A and B".
+std::string caveat_words(const Caveat& caveat, const Comparison& comparison);
+
+/// Every caveat of the comparison in words, in order: what the reports list as warnings.
+std::vector<std::string> warnings(const Comparison& comparison);
 
 /// time_summary(), and the training quality (convergence_summary()) where B's training changed.
 std::string summary(const Comparison& comparison);
