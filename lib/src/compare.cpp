@@ -310,9 +310,9 @@ struct WeakPhases {
 void compare_phases(detail::SideRuns& sa, detail::SideRuns& sb, const std::set<int>& phases,
                     const CompareOptions& options, Comparison& c) {
   WeakPhases weak;
+  detail::Warnings warnings{c.caveats, c.warnings};
   for (int phase : phases) {
     index_phase(phase, sa, sb);
-    detail::Warnings warnings{c.caveats, c.warnings};
     PhaseComparison pc = detail::compare_phase_timing(phase, sa, sb, options, warnings);
     weak.note(phase, sa, sb, options);
     detail::compare_counts(phase, sa, sb, options, c.count_changes);
@@ -321,7 +321,6 @@ void compare_phases(detail::SideRuns& sa, detail::SideRuns& sb, const std::set<i
     }
     c.phases.push_back(std::move(pc));
   }
-  detail::Warnings warnings{c.caveats, c.warnings};
   weak.warn(options, warnings);
   detail::judge_phases(c.phases, c.counted_costs, options);
   for (const PhaseComparison& pc : c.phases) {
@@ -371,15 +370,14 @@ std::vector<SwitchComparison> compare_switches(const RunAnalysis& a, const RunAn
 void note_config_differences(const RunHeader& a, const RunHeader& b, const CompareOptions& options,
                              Comparison& c) {
   c.config_differences = detail::diff_headers(a, b);
-  std::vector<const ConfigDifference*> unexpected;
-  caveats::ConfigDiffers differs;
+  caveats::ConfigDiffers differs;  // the differences not expected
   for (const ConfigDifference& d : c.config_differences) {
     const auto& expected = options.expected_differences;
     if (std::find(expected.begin(), expected.end(), d.key) == expected.end()) {
-      unexpected.push_back(&d);
       differs.differences.push_back(d);
     }
   }
+  const std::vector<ConfigDifference>& unexpected = differs.differences;
   if (unexpected.empty()) return;
   std::string list;
   for (size_t i = 0; i < unexpected.size(); ++i) {
@@ -387,8 +385,7 @@ void note_config_differences(const RunHeader& a, const RunHeader& b, const Compa
       list += ", ... (" + std::to_string(unexpected.size() - 6) + " more)";
       break;
     }
-    list +=
-        (i ? ", " : "") + unexpected[i]->key + ": " + unexpected[i]->a + " vs " + unexpected[i]->b;
+    list += (i ? ", " : "") + unexpected[i].key + ": " + unexpected[i].a + " vs " + unexpected[i].b;
   }
   detail::Warnings{c.caveats, c.warnings}.add(differs, "the runs' configurations differ: " + list);
 }

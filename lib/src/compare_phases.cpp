@@ -344,19 +344,19 @@ void block_phase(PhaseComparison& pc, const SideRuns& a, const SideRuns& b, cons
   pc.block_steps_b = bb.block_length;
   // Only an interval can be too narrow: without a measured spread there is none. One warning
   // names both runs.
-  std::string capped;
   caveats::IntervalTooNarrow narrow{phase, {}, std::max(ba.block_length, bb.block_length)};
+  std::string capped;  // the paths, 0.6's words
   for (const auto* blocks : {&ba, &bb}) {
     if (blocks->autocorrelation_capped && o.run_noise) {
-      capped += (capped.empty() ? "" : " and ") + (blocks == &ba ? a : b).files[0]->path;
       narrow.paths.push_back((blocks == &ba ? a : b).files[0]->path);
+      capped += (capped.empty() ? "" : " and ") + narrow.paths.back();
     }
   }
-  if (!capped.empty()) {
+  if (!narrow.paths.empty()) {
     warnings.add(narrow,
                  "phase " + std::to_string(phase) + ": the step times of " + capped +
                      " stay alike for longer than the longest block (" +
-                     std::to_string(std::max(ba.block_length, bb.block_length)) +
+                     std::to_string(narrow.block_steps) +
                      " steps): the interval may be too narrow; compare several runs per side");
   }
   const double log_ratio = std::log(pc.median_b_ms / pc.median_a_ms);

@@ -22,9 +22,7 @@ struct CaveatWords {
            "switch; it is left out";
   }
   std::string operator()(const caveats::IntervalTooNarrow& w) const {
-    std::string paths;
-    for (const std::string& p : w.paths) paths += (paths.empty() ? "" : " and ") + p;
-    return phase_words(w.phase) + ": the step times of " + paths +
+    return phase_words(w.phase) + ": the step times of " + detail::joined(w.paths, " and ") +
            " stay alike for longer than the longest block (" + std::to_string(w.block_steps) +
            " steps): the interval may be too narrow; compare several runs per side";
   }

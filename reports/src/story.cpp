@@ -83,9 +83,8 @@ std::string counted_cost_words(const CountedCost& cost, const Comparison& c) {
   const CompareOptions& o = c.options;
   std::string text = "Counted cost, phase " + std::to_string(cost.phase) + ": ";
   if (cost.counts.empty()) {
-    std::string counts;
-    for (const std::string& n : cost.per_step_counts) counts += (counts.empty() ? "" : ", ") + n;
-    return text + counts + " differ on most steps: a per-step cost, which the steady state prices.";
+    return text + detail::joined(cost.per_step_counts) +
+           " differ on most steps: a per-step cost, which the steady state prices.";
   }
   return text + counted_cost_line(cost, c) + cost_judged(cost, o) + ".";
 }
