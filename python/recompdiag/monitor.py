@@ -114,7 +114,6 @@ class Monitor:
         self._step = 0
         self._loss_weights: list[float] = []
         self._hooks = DynamoHooks(self) if compiled else None
-        self._collectives: list[tuple[int, float]] = []  # appended by comm hooks' callbacks
 
     # -- steps ---------------------------------------------------------------------------------
     def step_begin(self, step: Optional[int] = None) -> None:
@@ -130,8 +129,6 @@ class Monitor:
         wall_ms = (time.perf_counter() - self._t0) * 1e3
         if self._hooks is not None:
             self._hooks.flush()
-        while self._collectives:
-            self._run.record_collective(*self._collectives.pop(0))
         alerts = self._run.end_step(loss, list(head_losses), self._loss_weights, lr, wall_ms)
         self._step += 1
         return alerts
@@ -150,27 +147,25 @@ class Monitor:
     def watch_ddp(self, model: torch.nn.Module) -> None:
         """Times the all-reduces of a DistributedDataParallel model: each bucket's, from issue to
         completion, goes into the step's `comm` section (collectives, bytes, wait_ms). Registers a
-        DDP comm hook that all-reduces over the model's own process group as DDP's default does;
-        a model can have one comm hook. On Gloo the completion is the all-reduce's end; on NCCL
-        it is when the work is queued on the stream, so wait_ms undercounts there."""
-        from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+        DDP comm hook that averages the gradients over the model's own process group as DDP's
+        default does; a model can have one comm hook. On Gloo the completion is the all-reduce's
+        end; on NCCL it is when the work is queued on the stream, so wait_ms undercounts there.
+        The hook's completions are handled in C++: no Python runs on c10d's threads, so the job
+        can end straight after its last backward."""
+        import torch.distributed as dist
 
         process_group = getattr(model, "process_group", None)
-
-        done = self._collectives
+        group = process_group if process_group is not None else dist.group.WORLD
+        run = self._run
 
         # No annotations: DDP checks a hook's against dist.GradBucket and Future, and this
         # module's are strings (from __future__ import annotations).
         def timed_allreduce(state, bucket):  # noqa: ANN001
-            t0 = time.perf_counter()
             buffer = bucket.buffer()
-            nbytes = buffer.numel() * buffer.element_size()
-
-            def completed(fut: Any) -> Any:
-                done.append((nbytes, (time.perf_counter() - t0) * 1e3))  # list.append: atomic
-                return fut.value()
-
-            return default_hooks.allreduce_hook(state, bucket).then(completed)
+            buffer.div_(group.size())  # the mean over the ranks, as torch's allreduce_hook
+            return run.time_collective(
+                buffer.numel() * buffer.element_size(),
+                lambda: dist.all_reduce(buffer, group=group, async_op=True).get_future())
 
         model.register_comm_hook(process_group, timed_allreduce)
 

@@ -4,6 +4,7 @@
 // Compiled with NDEBUG forced, like the probes (RecordFunction's layout depends on NDEBUG).
 #include <torch/extension.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "collective_timer.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/job.h"
 #include "recompdiag/core/lr_plateau.h"
@@ -150,6 +152,7 @@ class Run {
                                     const std::vector<double>& loss_weights, const py::object& lr,
                                     double wall_ms) {
     probes::RunRecorder& recorder = open();
+    record_collectives(recorder);
     StepRecord r;
     if (!loss.is_none()) r.loss = read_value(loss);
     for (const py::handle h : head_losses) r.head_losses.push_back(read_value(h));
@@ -176,10 +179,10 @@ class Run {
     if (!recorder_) return;  // a compile after close
     if (probes::CompiledProbe* c = recorder_->monitor().compiled()) c->add_compile_time(ms);
   }
-  // One collective of a data-parallel rank, completed: its bytes and the time from issuing it.
-  void record_collective(int64_t bytes, double wait_ms) {
-    if (!recorder_) return;
-    if (probes::CommProbe* c = recorder_->monitor().comm()) c->record_collective(bytes, wait_ms);
+  // One all-reduce of a data-parallel rank's DDP comm hook, timed from issue to completion; the
+  // future the hook returns (CollectiveTimer::time).
+  py::object time_collective(int64_t bytes, const py::function& issue) {
+    return collectives_.time(bytes, issue);
   }
   // torch's own compile counters since the last read: {field of the compiled section: value}.
   void add_compile_ledger(const std::map<std::string, double>& fields) {
@@ -203,10 +206,20 @@ class Run {
     // object: their global callbacks would otherwise keep counting, and a next Monitor's
     // torch.compile probe would find one alive.
     const std::unique_ptr<probes::RunRecorder> recorder = std::move(recorder_);
+    // The last step's collective futures go here, not on a c10d thread (CollectiveTimer).
+    collectives_.settle(std::chrono::seconds(2));
     if (recorder) recorder->close(status);
   }
 
  private:
+  // The collectives completed since the last step end, into the comm probe.
+  void record_collectives(probes::RunRecorder& recorder) {
+    probes::CommProbe* comm = recorder.monitor().comm();
+    for (const CompletedCollective& c : collectives_.take_completed()) {
+      if (comm != nullptr) comm->record_collective(c.bytes, c.wait_ms);
+    }
+  }
+
   probes::RunRecorder& open() {
     if (!recorder_) throw InputError("the recompdiag monitor is closed");
     return *recorder_;
@@ -219,6 +232,7 @@ class Run {
   Discard nowhere_;  // what a Monitor with no run file and no metrics writes to
   std::unique_ptr<probes::RunRecorder> recorder_;
   std::string probes_;  // the header's probes, JSON
+  CollectiveTimer collectives_;
 };
 
 }  // namespace
@@ -316,7 +330,7 @@ PYBIND11_MODULE(_core, m) {
       .def("note_event", &Run::note_event)
       .def("add_compile_time", &Run::add_compile_time)
       .def("add_compile_ledger", &Run::add_compile_ledger)
-      .def("record_collective", &Run::record_collective)
+      .def("time_collective", &Run::time_collective, py::arg("bytes"), py::arg("issue"))
       .def("observe_compile", &Run::observe_compile)
       .def("set_epoch", &Run::set_epoch)
       .def("set_requested_lr", &Run::set_requested_lr)
