@@ -3,8 +3,9 @@
 # Every LibTorch API that moved between 1.13 and 2.x is probed here with a small compile check
 # against the LibTorch just found, and the answers go into one generated header,
 # recompdiag/torch_features.h, that only the compat files include
-# (probes/src/detail/torch_compat*.cpp and trainer/src/detail/torch_compat.cpp). The probes and the
-# trainer call those files' functions and read the same on every version.
+# (probes/src/detail/torch_compat*.cpp, trainer/src/detail/torch_compat.cpp and
+# python/src/torch_compat.cpp). The probes, the trainer and the Python module call those files'
+# functions and read the same on every version.
 #
 # Sets:
 #   RECOMPDIAG_TORCH_VERSION     LibTorch's version ("1.13.0", "2.15.0")
@@ -82,6 +83,17 @@ check_cxx_source_compiles("
   #include <torch/csrc/jit/runtime/graph_executor.h>
   int main() { return static_cast<int>(torch::jit::getNumProfiledRuns().load()); }"
   RECOMPDIAG_TORCH_HAS_NUM_PROFILED_RUNS)
+
+# The Python objects in LibTorch's thread-local state (at::impl::ThreadLocalPythonObjects, 2.x,
+# where torch's backward keeps a contextvars.Context): the Python module's comm hook sets them
+# aside while it issues an all-reduce.
+check_cxx_source_compiles("
+  #include <ATen/ThreadLocalPythonObjects.h>
+  int main() {
+    at::impl::ThreadLocalPythonObjects::set_state(at::impl::ThreadLocalPythonObjects::get_state());
+    return 0;
+  }"
+  RECOMPDIAG_TORCH_HAS_TLS_PYTHON_OBJECTS)
 
 # LibTorch's own profiler as torch.profiler drives it (the Kineto profiler state with CPU
 # activities): `bench overhead`'s peer arm. The same calls on 1.13 and 2.x; a LibTorch without
@@ -180,6 +192,7 @@ endif()
 
 foreach(flag RECOMPDIAG_TORCH_HAS_CACHING_DEVICE_ALLOCATOR RECOMPDIAG_TORCH_HAS_EXECUTOR_IS_OPTIMIZED
              RECOMPDIAG_TORCH_HAS_NUM_PROFILED_RUNS RECOMPDIAG_TORCH_HAS_KINETO_PROFILER
+             RECOMPDIAG_TORCH_HAS_TLS_PYTHON_OBJECTS
              RECOMPDIAG_TORCH_GLOG RECOMPDIAG_HAVE_GLOO RECOMPDIAG_HAVE_NCCL)
   if(${flag})
     set(${flag}_01 1)

@@ -150,22 +150,22 @@ class Monitor:
         DDP comm hook that averages the gradients over the model's own process group as DDP's
         default does; a model can have one comm hook. On Gloo the completion is the all-reduce's
         end; on NCCL it is when the work is queued on the stream, so wait_ms undercounts there.
-        The hook's completions are handled in C++: no Python runs on c10d's threads, so the job
-        can end straight after its last backward."""
+        The hook's completions are chained in C++ and c10d's threads release nothing Python after
+        DDP has its result, so the job can end straight after its last backward."""
         import torch.distributed as dist
 
         process_group = getattr(model, "process_group", None)
-        group = process_group if process_group is not None else dist.group.WORLD
         run = self._run
 
         # No annotations: DDP checks a hook's against dist.GradBucket and Future, and this
         # module's are strings (from __future__ import annotations).
         def timed_allreduce(state, bucket):  # noqa: ANN001
+            group = state if state is not None else dist.group.WORLD
             buffer = bucket.buffer()
             buffer.div_(group.size())  # the mean over the ranks, as torch's allreduce_hook
             return run.time_collective(
                 buffer.numel() * buffer.element_size(),
-                lambda: dist.all_reduce(buffer, group=group, async_op=True).get_future())
+                lambda: dist.all_reduce(buffer, group=group, async_op=True))
 
         model.register_comm_hook(process_group, timed_allreduce)
 

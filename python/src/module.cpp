@@ -206,7 +206,8 @@ class Run {
     // object: their global callbacks would otherwise keep counting, and a next Monitor's
     // torch.compile probe would find one alive.
     const std::unique_ptr<probes::RunRecorder> recorder = std::move(recorder_);
-    // The last step's collective futures go here, not on a c10d thread (CollectiveTimer).
+    // The all-reduces still in flight land first: their callbacks hand their futures to the
+    // training thread, not to a Run that is closing (CollectiveTimer).
     collectives_.settle(std::chrono::seconds(2));
     if (recorder) recorder->close(status);
   }
