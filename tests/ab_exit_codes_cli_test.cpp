@@ -110,6 +110,8 @@ TEST_CASE("ab exits 4 when its run files cannot be written, each run saying so o
   constexpr rlim_t kLimit = 48 * 1024;  // the header and a few dozen steps per run
   CHECK(wait_exit_code(test::start_cli(args, err, kLimit)) == 4);
   const std::vector<std::string> lines = tool_lines(err);
+  const std::string stderr_text = test::read_text(err);
+  CAPTURE(stderr_text);  // both runs fail near the same moment: their lines must not interleave
   CHECK(lines.size() == 2);
   for (const std::string& line : lines) {
     CAPTURE(line);

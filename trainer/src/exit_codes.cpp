@@ -3,6 +3,8 @@
 #include <sys/wait.h>
 
 #include <csignal>
+#include <string>
+#include <utility>
 
 #include "recompdiag/core/error.h"
 
@@ -17,33 +19,43 @@ Interrupted::Interrupted(int signal, const std::string& what)
                          "interrupted"),
       signal_(signal) {}
 
-int report_error(const std::exception_ptr& error, std::ostream& err, const std::string& context) {
+namespace {
+
+// The error's line and exit code.
+std::pair<std::string, int> error_line(const std::exception_ptr& error,
+                                       const std::string& context) {
   try {
     std::rethrow_exception(error);
   } catch (const InputError& e) {
-    err << "recompdiag: error: " << context << e.what() << "\n";
-    return kExitBadInput;
+    return {"recompdiag: error: " + context + e.what() + "\n", kExitBadInput};
   } catch (const IoError& e) {
-    err << "recompdiag: error: " << context << e.what() << "\n";
-    return kExitRunFailed;
+    return {"recompdiag: error: " + context + e.what() + "\n", kExitRunFailed};
   } catch (const JobError& e) {
     // A data-parallel job failed around this rank (a peer never joined or died).
-    err << "recompdiag: error: " << context << e.what() << "\n";
-    return kExitRunFailed;
+    return {"recompdiag: error: " + context + e.what() + "\n", kExitRunFailed};
   } catch (const Interrupted& e) {
-    err << "recompdiag: " << context << e.what() << "\n";
-    return e.exit_code();
+    return {"recompdiag: " + context + e.what() + "\n", e.exit_code()};
   } catch (const std::exception& e) {
     // Anything else is our fault, not the input's: one line (LibTorch appends a backtrace to
     // its messages), and an exit code apart from bad input. Run files are flushed line by line,
     // so every completed step is already on disk.
     const std::string what = e.what();
-    err << "recompdiag: internal error: " << context << what.substr(0, what.find('\n')) << "\n";
-    return kExitInternal;
+    return {"recompdiag: internal error: " + context + what.substr(0, what.find('\n')) + "\n",
+            kExitInternal};
   } catch (...) {
-    err << "recompdiag: internal error: " << context << "unknown exception\n";
-    return kExitInternal;
+    return {"recompdiag: internal error: " + context + "unknown exception\n", kExitInternal};
   }
+}
+
+}  // namespace
+
+int report_error(const std::exception_ptr& error, std::ostream& err, const std::string& context) {
+  const auto [line, code] = error_line(error, context);
+  // One write: the runs of a pair share ab's stderr and may fail at the same moment; pieces of
+  // two lines written piece by piece interleave (cli_test saw one line where two runs failed).
+  err.write(line.data(), static_cast<std::streamsize>(line.size()));
+  err.flush();
+  return code;
 }
 
 int exit_code_of_wait_status(int status) {
