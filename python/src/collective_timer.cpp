@@ -23,13 +23,12 @@ c10::IValue reduced_bucket(const c10::IValue& value) {
 }  // namespace
 
 CollectiveTimer::~CollectiveTimer() {
-  // A callback still to run keeps its future rather than hand it to a timer that is gone.
-  std::vector<FuturePtr> finished;
   {
+    // A callback still to run keeps its future rather than hand it to a timer that is gone.
     const std::lock_guard<std::mutex> lock(completions_->mutex);
     completions_->abandoned = true;
-    finished.swap(completions_->finished);
   }
+  release_finished();
 }
 
 py::object CollectiveTimer::time(int64_t bytes, const py::function& issue) {
@@ -54,13 +53,13 @@ py::object CollectiveTimer::time(int64_t bytes, const py::function& issue) {
   allreduce->addCallback([completions = completions_, result, bytes,
                           issued](c10::ivalue::Future& done) mutable {
     const double wait_ms = std::chrono::duration<double, std::milli>(Clock::now() - issued).count();
-    if (!done.hasError()) {  // recorded before the result completes: the step's end reads it
-      const std::lock_guard<std::mutex> lock(completions->mutex);
-      if (completions->recording) completions->collectives.push_back({bytes, wait_ms});
-    }
     if (done.hasError()) {
       result->setError(done.exception_ptr());
     } else {
+      {  // recorded before the result completes: the step's end reads it
+        const std::lock_guard<std::mutex> lock(completions->mutex);
+        if (completions->recording) completions->collectives.push_back({bytes, wait_ms});
+      }
       try {
         result->markCompleted(reduced_bucket(done.value()), done.storages());
       } catch (const std::exception&) {
