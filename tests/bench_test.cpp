@@ -10,7 +10,7 @@
 
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/version.h"
-#include "recompdiag/trainer/compare_bench.h"
+#include "recompdiag/runner/compare_bench.h"
 #include "recompdiag/trainer/overhead_bench.h"
 
 using namespace recompdiag;
@@ -35,9 +35,9 @@ OverheadBenchOptions small_overhead() {
 }  // namespace
 
 TEST_CASE("bench compare: every part timed, the runs removed unless kept, JSON round trip") {
-  CompareBenchOptions o;
+  runner::CompareBenchOptions o;
   o.steps = 2000;
-  const CompareBenchResult r = run_compare_bench(o);
+  const runner::CompareBenchResult r = runner::run_compare_bench(o);
   CHECK(r.steps == 2000);
   CHECK(r.file_mb > 0.0);
   CHECK(r.read_s > 0.0);
@@ -55,14 +55,15 @@ TEST_CASE("bench compare: every part timed, the runs removed unless kept, JSON r
   CHECK(j["bench"] == "compare");
   CHECK(j["tool_version"] == kToolVersion);
   CHECK(j["targets"]["seconds_met"] == r.time_target_met());
-  const CompareBenchResult back = CompareBenchResult::from_json(nlohmann::json::parse(j.dump()));
+  const runner::CompareBenchResult back =
+      runner::CompareBenchResult::from_json(nlohmann::json::parse(j.dump()));
   CHECK(back.to_json() == j);
-  CHECK_THROWS_AS(CompareBenchResult::from_json(nlohmann::json::object()), InputError);
+  CHECK_THROWS_AS(runner::CompareBenchResult::from_json(nlohmann::json::object()), InputError);
 
   o.steps = 3;
   CHECK_THROWS_AS(o.validate(), InputError);
-  CHECK_THROWS_AS(run_compare_bench(o), InputError);
-  CHECK_THROWS_AS(run_compare_bench_sweep({2000, 3}, {"/bin/false"}), InputError);
+  CHECK_THROWS_AS(runner::run_compare_bench(o), InputError);
+  CHECK_THROWS_AS(runner::run_compare_bench_sweep({2000, 3}, {"/bin/false"}), InputError);
 }
 
 TEST_CASE("bench overhead: every arm, a paired interval for each against monitor off") {

@@ -1,6 +1,6 @@
 // The exit codes every command shares (README's table): exceptions and children's wait statuses.
 
-#include "recompdiag/trainer/exit_codes.h"
+#include "recompdiag/runner/exit_codes.h"
 
 #include <doctest/doctest.h>
 #include <signal.h>
@@ -14,10 +14,9 @@
 #include <utility>
 
 #include "recompdiag/core/error.h"
-#include "recompdiag/trainer/stop_signals.h"
 
 using namespace recompdiag;
-using namespace recompdiag::trainer;
+using namespace recompdiag::runner;
 
 namespace {
 

@@ -1,7 +1,7 @@
 // The extra-work fault: real computation sized on the run's own steps, that changes the time of
 // a step and nothing else.
 
-#include "detail/extra_work.h"
+#include "training/extra_work.h"
 
 #include <doctest/doctest.h>
 

@@ -1,8 +1,8 @@
-// The launchers' OS plumbing (trainer/src/detail/process.h): descriptors that close themselves,
+// The launchers' OS plumbing (runner/include/recompdiag/runner/process.h): descriptors that close themselves,
 // temporary directories, the own command line, and system-call failures as the environment's
 // error (exit 1), never as a bug of ours (exit 3).
 
-#include "detail/process.h"
+#include "recompdiag/runner/process.h"
 
 #include <doctest/doctest.h>
 #include <fcntl.h>
@@ -14,13 +14,13 @@
 #include <sstream>
 #include <string>
 
-#include "detail/ab_sides.h"
-#include "detail/rank_processes.h"
 #include "recompdiag/core/error.h"
-#include "recompdiag/trainer/exit_codes.h"
+#include "recompdiag/runner/ab_sides.h"
+#include "recompdiag/runner/exit_codes.h"
+#include "recompdiag/runner/rank_processes.h"
 
 using namespace recompdiag;
-using namespace recompdiag::trainer;
+using namespace recompdiag::runner;
 
 namespace {
 
@@ -31,7 +31,7 @@ bool fd_open(int fd) { return ::fcntl(fd, F_GETFD) != -1; }
 TEST_CASE("process: a pipe's ends close with it, however the scope is left") {
   int read_fd = -1, write_fd = -1;
   try {
-    detail::Pipe p = detail::Pipe::make("a test");
+    Pipe p = Pipe::make("a test");
     read_fd = p.read.get();
     write_fd = p.write.get();
     REQUIRE(fd_open(read_fd));
@@ -42,7 +42,7 @@ TEST_CASE("process: a pipe's ends close with it, however the scope is left") {
   }
   CHECK_FALSE(fd_open(read_fd));
   CHECK_FALSE(fd_open(write_fd));
-  detail::Pipe moved = detail::Pipe::make("a test");
+  Pipe moved = Pipe::make("a test");
   const int fd = moved.read.get();
   moved = {};
   CHECK_FALSE(fd_open(fd));
@@ -53,7 +53,7 @@ TEST_CASE("process: a temporary directory that cannot be made is the environment
   REQUIRE_FALSE(std::filesystem::exists(std::filesystem::temp_directory_path() / missing));
   std::exception_ptr error;
   try {
-    detail::make_temp_dir(missing + "/x-");
+    make_temp_dir(missing + "/x-");
   } catch (...) {
     error = std::current_exception();
   }
@@ -68,8 +68,8 @@ TEST_CASE("process: a temporary directory that cannot be made is the environment
 TEST_CASE("process: a temporary directory is fresh and removed with its contents") {
   std::string path;
   {
-    detail::TempDir a("recompdiag-process-test-");
-    detail::TempDir b("recompdiag-process-test-");
+    TempDir a("recompdiag-process-test-");
+    TempDir b("recompdiag-process-test-");
     path = a.path();
     CHECK(a.path() != b.path());
     CHECK(std::filesystem::is_directory(path));
@@ -79,36 +79,36 @@ TEST_CASE("process: a temporary directory is fresh and removed with its contents
 }
 
 TEST_CASE("process: the own command line is this process's argv") {
-  const std::vector<std::string> argv = detail::own_command_line();
+  const std::vector<std::string> argv = own_command_line();
   REQUIRE_FALSE(argv.empty());
-  CHECK(std::filesystem::path(argv[0]).filename() == "trainer_test");
+  CHECK(std::filesystem::path(argv[0]).filename() == "runner_test");
 }
 
 TEST_CASE("process: rank r of a local job serves metrics on PORT + r") {
-  CHECK(detail::rank_listen_addr("127.0.0.1:9464", 0) == "127.0.0.1:9464");
-  CHECK(detail::rank_listen_addr("127.0.0.1:9464", 3) == "127.0.0.1:9467");
-  CHECK(detail::rank_listen_addr("127.0.0.1:0", 3) == "127.0.0.1:0");  // any free port, each
-  CHECK(detail::rank_listen_addr("", 3).empty());                      // no endpoint
-  CHECK_THROWS_AS(detail::rank_listen_addr("127.0.0.1:port", 1), InputError);
+  CHECK(rank_listen_addr("127.0.0.1:9464", 0) == "127.0.0.1:9464");
+  CHECK(rank_listen_addr("127.0.0.1:9464", 3) == "127.0.0.1:9467");
+  CHECK(rank_listen_addr("127.0.0.1:0", 3) == "127.0.0.1:0");  // any free port, each
+  CHECK(rank_listen_addr("", 3).empty());                      // no endpoint
+  CHECK_THROWS_AS(rank_listen_addr("127.0.0.1:port", 1), InputError);
 }
 
 TEST_CASE("process: a pair is remembered by a crash of either side") {
-  CHECK(detail::pair_code(kExitRunFailed, kExitInternal) == kExitInternal);
-  CHECK(detail::pair_code(kExitInternal, kExitRunFailed) == kExitInternal);
-  CHECK(detail::pair_code(kExitRunFailed, 0) == kExitRunFailed);
-  CHECK(detail::pair_code(0, kExitBadInput) == kExitBadInput);
+  CHECK(pair_code(kExitRunFailed, kExitInternal) == kExitInternal);
+  CHECK(pair_code(kExitInternal, kExitRunFailed) == kExitInternal);
+  CHECK(pair_code(kExitRunFailed, 0) == kExitRunFailed);
+  CHECK(pair_code(0, kExitBadInput) == kExitBadInput);
 }
 
 TEST_CASE("process: run_capturing returns the child's stdout and status; spawn_logged its log") {
-  const detail::Captured c = detail::run_capturing({"/bin/sh", "-c", "printf 'a\\nb'; exit 3"});
+  const Captured c = run_capturing({"/bin/sh", "-c", "printf 'a\\nb'; exit 3"});
   CHECK(c.out == "a\nb");
   REQUIRE(WIFEXITED(c.status));
   CHECK(WEXITSTATUS(c.status) == 3);
 
-  detail::TempDir dir("recompdiag_process_test_");
+  TempDir dir("recompdiag_process_test_");
   const std::string log = dir.path() + "/child.log";
-  const pid_t pid = detail::spawn_logged({"/bin/sh", "-c", "echo out; echo err >&2"}, log);
-  const int status = detail::wait_process(pid);
+  const pid_t pid = spawn_logged({"/bin/sh", "-c", "echo out; echo err >&2"}, log);
+  const int status = wait_process(pid);
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
   std::ifstream in(log);
@@ -118,11 +118,11 @@ TEST_CASE("process: run_capturing returns the child's stdout and status; spawn_l
 
   // A program that is not there is the environment's error, naming it.
   try {
-    detail::run_capturing({"/nonexistent/recompdiag-child"});
+    run_capturing({"/nonexistent/recompdiag-child"});
     FAIL("no exception");
   } catch (const IoError& e) {
     CHECK(std::string(e.what()).find("cannot start /nonexistent/recompdiag-child") !=
           std::string::npos);
   }
-  CHECK(std::filesystem::exists(detail::own_executable()));
+  CHECK(std::filesystem::exists(own_executable()));
 }

@@ -19,7 +19,7 @@ TEST_CASE("--world-size's job carries the flags' backend and timeouts") {
   f.dist_backend = "nccl";
   f.rendezvous_timeout_s = 7.0;
   f.collective_timeout_s = 9.0;
-  const std::optional<trainer::DistributedOptions> job = job_of_world_size(f);
+  const std::optional<runner::DistributedOptions> job = job_of_world_size(f);
   REQUIRE(job.has_value());
   CHECK(job->world_size == 2);
   CHECK(job->backend == "nccl");

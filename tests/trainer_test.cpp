@@ -5,10 +5,10 @@
 #include <cmath>
 
 #include "recompdiag/core/error.h"
-#include "recompdiag/core/run_io.h"
-#include "recompdiag/trainer/distributed.h"
-#include "recompdiag/trainer/model.h"
 #include "recompdiag/core/lr_plateau.h"
+#include "recompdiag/core/run_io.h"
+#include "recompdiag/trainer/dist_backend.h"
+#include "recompdiag/trainer/model.h"
 #include "test_util.h"
 #include "torch_doctest.h"
 
@@ -305,7 +305,7 @@ TEST_CASE("progress goes to the sink: one report per epoch, its loss the mean of
 }
 
 TEST_CASE("the c10d backend: gloo anywhere, nccl only where this build has it and on CUDA") {
-  DistributedOptions o;
+  runner::DistributedOptions o;
   o.world_size = 2;
   CHECK_NOTHROW(o.validate());
   CHECK_NOTHROW(check_backend(o, "cpu"));

@@ -8,8 +8,8 @@
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/reports/words.h"
+#include "recompdiag/runner/bench_json.h"
 #include "recompdiag/trainer/ab_experiment.h"
-#include "recompdiag/trainer/bench_json.h"
 #include "recompdiag/trainer/faults.h"
 
 namespace recompdiag::trainer {
@@ -304,7 +304,7 @@ nlohmann::ordered_json diagnose_bench_json(const DiagnoseBenchResult& r) {
   }
   nlohmann::ordered_json rates = nlohmann::ordered_json::object();
   for (const auto& [rule, rate] : r.alerts_per_1000_steps) rates[rule] = rate;
-  nlohmann::ordered_json out = bench_json_head("diagnose");
+  nlohmann::ordered_json out = runner::bench_json_head("diagnose");
   out["faults"] = faults;
   out["healthy"] = {{"pairs", r.healthy_pairs},
                     {"regression_verdicts", r.regression_verdicts},

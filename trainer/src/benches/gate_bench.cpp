@@ -8,8 +8,8 @@
 
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/run_io.h"
+#include "recompdiag/runner/bench_json.h"
 #include "recompdiag/trainer/ab_experiment.h"
-#include "recompdiag/trainer/bench_json.h"
 #include "recompdiag/trainer/noise_bench.h"
 
 namespace recompdiag::trainer {
@@ -160,7 +160,7 @@ nlohmann::json GateBenchResult::to_json(bool step_level_figures) const {
     false_rate["turns"] = r.false_verdict_turns;
     inconclusive["turns"] = r.inconclusive_turns;
   }
-  nlohmann::json out = bench_json_head("gate");
+  nlohmann::json out = runner::bench_json_head("gate");
   out.update({{"false_verdict_rate", false_rate},
               {"inconclusive_rate", inconclusive},
               {"detection_rate", detection},

@@ -11,7 +11,7 @@
 #include "recompdiag/probes/memory_probe.h"
 #include "recompdiag/probes/torch_profiler.h"
 #include "recompdiag/reports/prometheus_exporter.h"
-#include "recompdiag/trainer/bench_json.h"
+#include "recompdiag/runner/bench_json.h"
 #include "recompdiag/trainer/trainer.h"
 
 namespace recompdiag::trainer {
@@ -186,7 +186,7 @@ OverheadBenchResult run_overhead_bench(const OverheadBenchOptions& o) {
 }
 
 nlohmann::ordered_json OverheadBenchResult::to_json() const {
-  nlohmann::ordered_json j = bench_json_head("overhead");
+  nlohmann::ordered_json j = runner::bench_json_head("overhead");
   j["options"] = {{"mode", to_string(options.config.mode)},
                   {"batch_size", options.config.batch_size},
                   {"seq_len", options.config.seq_len},

@@ -19,10 +19,10 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "detail/process.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/probes/torch_profiler.h"
-#include "recompdiag/trainer/bench_json.h"
+#include "recompdiag/runner/bench_json.h"
+#include "recompdiag/runner/process.h"
 #include "recompdiag/trainer/overhead_bench.h"
 #include "recompdiag/trainer/trainer.h"
 
@@ -155,7 +155,7 @@ InstructionBenchResult run_instruction_bench(const InstructionBenchOptions& o,
   if (arm_command.empty()) throw std::invalid_argument("run_instruction_bench: no arm command");
   InstructionBenchResult result;
   result.options = o;
-  result.profile_dir = detail::make_temp_dir("recompdiag_callgrind_");
+  result.profile_dir = runner::make_temp_dir("recompdiag_callgrind_");
   const std::string& dir = result.profile_dir;
 
   const std::vector<std::string> arms = instruction_arms();
@@ -167,11 +167,11 @@ InstructionBenchResult run_instruction_bench(const InstructionBenchOptions& o,
     argv.push_back("--callgrind-arm");
     argv.push_back(arm);
     // The child's stdout and stderr (valgrind's banner) go to a log beside its profile.
-    children.push_back(detail::spawn_logged(argv, dir + "/" + arm + ".log"));
+    children.push_back(runner::spawn_logged(argv, dir + "/" + arm + ".log"));
   }
   bool failed = false;
   for (pid_t pid : children) {
-    const int status = detail::wait_process(pid);
+    const int status = runner::wait_process(pid);
     failed = failed || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
   }
   if (failed) throw std::runtime_error("a callgrind arm failed; see the logs in " + dir);
@@ -198,7 +198,7 @@ InstructionBenchResult run_instruction_bench(const InstructionBenchOptions& o,
 }
 
 nlohmann::ordered_json InstructionBenchResult::to_json() const {
-  nlohmann::ordered_json j = bench_json_head("overhead-instructions");
+  nlohmann::ordered_json j = runner::bench_json_head("overhead-instructions");
   j["options"] = {{"warmup_steps", options.warmup_steps},
                   {"short_steps", options.short_block()},
                   {"counted_steps", options.counted_block()},

@@ -3,15 +3,17 @@
 #include <iostream>
 
 #include "cli/ab_flags.h"
-#include "cli/commands.h"
 #include "cli/metrics_flags.h"
 #include "cli/train_flags.h"
+#include "cli/trainer_commands.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/trainer/ab_experiment.h"
 
 namespace recompdiag::trainer::cli {
 
 namespace {
+
+using runner::cli::AbFlags;
 
 struct AbCommand {
   TrainFlags flags;
@@ -24,7 +26,9 @@ struct AbCommand {
 /// the exit code.
 int run_ab(AbCommand& s, CLI::App& cmd) {
   s.ab.quiet = s.flags.quiet;
-  if (cmd.count("--a-cmd") > 0 || cmd.count("--b-cmd") > 0) return run_ab_commands_form(s.ab, cmd);
+  if (cmd.count("--a-cmd") > 0 || cmd.count("--b-cmd") > 0) {
+    return runner::run_ab(runner::cli::ab_run_options(s.ab, cmd), std::cout, std::cerr);
+  }
   for (const char* flag : {"--a-name", "--b-name", "--turn-timeout"}) {
     if (cmd.count(flag) > 0) {
       throw InputError(std::string("ab ") + flag + " applies to --a-cmd/--b-cmd runs");
@@ -76,9 +80,11 @@ int run_ab(AbCommand& s, CLI::App& cmd) {
   experiment.repeats = s.ab.repeats;
   experiment.metrics = s.metrics;
   // What the sides differ in by design is listed, not warned about; turns pair the epochs.
-  CompareOptions options = experiment.compare_options(ab_base_options(s.ab));
-  options.validate();  // before anything trains
-  return report_ab_runs(run_ab_experiment(experiment), options, s.ab);
+  runner::Gate gate = runner::cli::ab_gate(s.ab);
+  gate.compare = experiment.compare_options(gate.compare);
+  gate.compare.validate();  // before anything trains
+  return runner::report_ab(run_ab_experiment(experiment), gate, s.ab.out_dir, s.ab.quiet, std::cout,
+                           std::cerr);
 }
 
 }  // namespace
@@ -96,13 +102,14 @@ void add_ab_command(CLI::App& app, CommandContext& ctx) {
       "with significance, or a --fail-on count grew; 2 bad input; 4 a side's run failed (no "
       "verdict)");
   add_train_flags(*cmd, state->flags);
-  add_ab_flags(*cmd, state->ab, /*with_quiet=*/false);  // --quiet is a train flag
+  runner::cli::add_ab_flags(*cmd, state->ab, /*with_quiet=*/false);  // --quiet is a train flag
   cmd->add_flag("--sequential", state->sequential,
                 "Train the modes one after the other instead of taking turns (turns make a "
                 "machine that speeds up or slows down affect both runs alike)");
   add_metrics_flags(*cmd, state->metrics);
-  cmd->callback(
-      [state, cmd, &ctx] { ctx.exit_code = run_ab_guarded([&] { return run_ab(*state, *cmd); }); });
+  cmd->callback([state, cmd, &ctx] {
+    ctx.exit_code = runner::guarded_ab([&] { return run_ab(*state, *cmd); }, std::cerr);
+  });
 }
 
 }  // namespace recompdiag::trainer::cli

@@ -6,8 +6,8 @@
 #include <iostream>
 
 #include "cli/command_line.h"
-#include "cli/commands.h"
 #include "cli/train_flags.h"
+#include "cli/trainer_commands.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/reports/words.h"
 #include "recompdiag/trainer/diagnose_bench.h"

@@ -5,8 +5,8 @@
 #include <iostream>
 
 #include "cli/command_line.h"
-#include "cli/commands.h"
 #include "cli/train_flags.h"
+#include "cli/trainer_commands.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/reports/report_files.h"
 #include "recompdiag/trainer/gate_bench.h"

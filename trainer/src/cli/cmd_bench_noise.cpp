@@ -3,8 +3,8 @@
 
 #include <cstdio>
 
-#include "cli/commands.h"
 #include "cli/train_flags.h"
+#include "cli/trainer_commands.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/noise_profile.h"
 #include "recompdiag/core/run_set.h"

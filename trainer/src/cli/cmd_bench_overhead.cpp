@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "cli/command_line.h"
-#include "cli/commands.h"
 #include "cli/train_flags.h"
-#include "detail/process.h"
+#include "cli/trainer_commands.h"
+#include "recompdiag/runner/process.h"
 #include "recompdiag/trainer/overhead_bench.h"
 #include "recompdiag/trainer/trainer.h"
 
@@ -122,8 +122,8 @@ void report(const Result& r, const std::string& json) {
 
 // This process's command line for an instruction arm: `--instructions` (and its --json) left out.
 std::vector<std::string> arm_command() {
-  std::vector<std::string> args = detail::own_command_line();
-  std::vector<std::string> out = {detail::own_executable()};
+  std::vector<std::string> args = runner::own_command_line();
+  std::vector<std::string> out = {runner::own_executable()};
   for (size_t i = 1; i < args.size(); ++i) {
     if (args[i] == "--instructions") continue;
     if (args[i] == "--json") {

@@ -3,13 +3,13 @@
 #include <cstdio>
 #include <iostream>
 
-#include "cli/commands.h"
 #include "cli/metrics_flags.h"
 #include "cli/train_flags.h"
-#include "detail/rank_processes.h"
+#include "cli/trainer_commands.h"
 #include "recompdiag/core/run_io.h"
-#include "recompdiag/trainer/distributed.h"
-#include "recompdiag/trainer/local_job.h"
+#include "recompdiag/runner/distributed.h"
+#include "recompdiag/runner/local_job.h"
+#include "recompdiag/runner/rank_processes.h"
 #include "recompdiag/trainer/stop_signals.h"
 #include "recompdiag/trainer/trainer.h"
 
@@ -54,30 +54,29 @@ void add_train_command(CLI::App& app, CommandContext& ctx) {
     const std::string out = s.out.empty() ? std::string("recompdiag-") + s.mode + ".jsonl" : s.out;
     if (launches_local_job(s.flags)) {
       // This process only starts the ranks: each runs this command line again as one rank.
-      trainer::LocalJobOptions job;
+      runner::LocalJobOptions job;
       job.world_size = *s.flags.world_size;
-      job.argv = trainer::this_command_line();
-      ctx.exit_code = trainer::run_local_job(job);
+      job.argv = runner::this_command_line();
+      ctx.exit_code = runner::run_local_job(job);
       if (ctx.exit_code == 0 && !s.flags.quiet) {
         std::cout << "recompdiag: data-parallel " << s.mode << " job of " << job.world_size
-                  << " rank(s) finished; wrote " << trainer::rank_file_path(out, 0)
-                  << (job.world_size > 1
-                          ? " ... " + trainer::rank_file_path(out, job.world_size - 1)
-                          : std::string())
+                  << " rank(s) finished; wrote " << rank_file_path(out, 0)
+                  << (job.world_size > 1 ? " ... " + rank_file_path(out, job.world_size - 1)
+                                         : std::string())
                   << "\n";
       }
       return;
     }
-    const std::optional<trainer::DistributedOptions>& rank = config.distributed;
+    const std::optional<runner::DistributedOptions>& rank = config.distributed;
     // Joins the job (when this process is a rank) before the run file exists.
     TwoPhaseTrainer trainer(config);
     // Binds the metrics port (a port in use is bad input) before the run file exists.
     reports::MetricsOptions metrics_options = s.metrics;
     // One endpoint per rank of a local job: rank r serves on PORT + r.
     if (rank)
-      metrics_options.listen_addr = detail::rank_listen_addr(s.metrics.listen_addr, rank->rank);
+      metrics_options.listen_addr = runner::rank_listen_addr(s.metrics.listen_addr, rank->rank);
     std::unique_ptr<RecordSink> metrics = reports::make_metrics_sink(metrics_options);
-    const std::string path = rank ? trainer::rank_file_path(out, rank->rank) : out;
+    const std::string path = rank ? rank_file_path(out, rank->rank) : out;
     RunFileSink file(path);
     trainer.add_sink(file);
     if (metrics) trainer.add_sink(*metrics);
@@ -86,7 +85,7 @@ void add_train_command(CLI::App& app, CommandContext& ctx) {
     if (!s.flags.quiet && (!rank || rank->rank == 0)) trainer.set_progress(&progress);
     StopOnSignals stop(trainer);
     TrainResult result = trainer.run();
-    if (stop.signal() != 0) throw Interrupted(stop.signal(), "train (" + path + ")");
+    if (stop.signal() != 0) throw runner::Interrupted(stop.signal(), "train (" + path + ")");
     if (!s.flags.quiet) {
       std::cout << "recompdiag: " << s.mode << " run";
       if (rank) std::cout << ", rank " << rank->rank << " of " << rank->world_size << ",";

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "recompdiag/core/error.h"
+#include "recompdiag/trainer/dist_backend.h"
 #include "recompdiag/trainer/trainer.h"
 
 namespace recompdiag::trainer::cli {
@@ -11,7 +12,7 @@ namespace recompdiag::trainer::cli {
 namespace {
 
 // The job flags every rank shares: the timeouts and the backend.
-trainer::DistributedOptions with_job_flags(const TrainFlags& f, trainer::DistributedOptions job) {
+runner::DistributedOptions with_job_flags(const TrainFlags& f, runner::DistributedOptions job) {
   job.rendezvous_timeout_s = f.rendezvous_timeout_s;
   job.collective_timeout_s = f.collective_timeout_s;
   job.backend = f.dist_backend;
@@ -115,9 +116,9 @@ bool launches_local_job(const TrainFlags& flags) {
 
 bool wants_fault_list(const TrainFlags& flags) { return flags.faults == "list"; }
 
-std::optional<trainer::DistributedOptions> job_of_world_size(const TrainFlags& flags) {
+std::optional<runner::DistributedOptions> job_of_world_size(const TrainFlags& flags) {
   if (!flags.world_size) return std::nullopt;
-  trainer::DistributedOptions job;
+  runner::DistributedOptions job;
   job.world_size = *flags.world_size;
   return with_job_flags(flags, job);
 }
@@ -148,7 +149,7 @@ TrainConfig to_config(const TrainFlags& f) {
     c.phases.push_back({static_cast<int>(epochs[i]), weights[i], lrs[i]});
   }
   c.distributed =
-      trainer::distributed_from_environment([](const char* n) { return std::getenv(n); });
+      runner::distributed_from_environment([](const char* n) { return std::getenv(n); });
   if (c.distributed && f.world_size && *f.world_size != c.distributed->world_size) {
     throw InputError("--world-size " + std::to_string(*f.world_size) +
                      " disagrees with the launcher's WORLD_SIZE=" +
@@ -156,13 +157,13 @@ TrainConfig to_config(const TrainFlags& f) {
   }
   // The launcher's own rule: the ranks it starts see the same flags with an environment.
   if (!c.distributed && f.world_size &&
-      (*f.world_size < 1 || *f.world_size > trainer::kMaxLocalWorldSize)) {
+      (*f.world_size < 1 || *f.world_size > runner::kMaxLocalWorldSize)) {
     throw InputError("--world-size " + std::to_string(*f.world_size) + " is outside [1, " +
-                     std::to_string(trainer::kMaxLocalWorldSize) +
+                     std::to_string(runner::kMaxLocalWorldSize) +
                      "] (the ranks started on this machine)");
   }
   // The job this process is a rank of, or starts the ranks of.
-  std::optional<trainer::DistributedOptions> job =
+  std::optional<runner::DistributedOptions> job =
       c.distributed ? with_job_flags(f, *c.distributed) : job_of_world_size(f);
   if (c.distributed) c.distributed = job;
   // One validator; a launcher checks its ranks' config once, here, not once per rank.

@@ -44,7 +44,7 @@ TrainConfig to_single_process_config(const TrainFlags& flags, const std::string&
 /// The local job `--world-size N` asks for (absent without it): N ranks with the flags' timeouts
 /// and `--dist-backend`. What `ab` runs each side as; to_config() gives a launcher's rank the same
 /// timeouts and backend.
-std::optional<trainer::DistributedOptions> job_of_world_size(const TrainFlags& flags);
+std::optional<runner::DistributedOptions> job_of_world_size(const TrainFlags& flags);
 
 /// True when --world-size asks this process to start the ranks of a local job (it is not a rank
 /// itself).

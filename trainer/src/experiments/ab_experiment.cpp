@@ -13,16 +13,16 @@
 #include <memory>
 #include <set>
 
-#include "detail/ab_sides.h"
-#include "detail/forward_signals.h"
-#include "detail/process.h"
-#include "detail/rank_processes.h"
 #include "recompdiag/core/compare.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/core/turn_channel.h"
-#include "recompdiag/trainer/distributed.h"
-#include "recompdiag/trainer/exit_codes.h"
+#include "recompdiag/runner/ab_sides.h"
+#include "recompdiag/runner/distributed.h"
+#include "recompdiag/runner/exit_codes.h"
+#include "recompdiag/runner/forward_signals.h"
+#include "recompdiag/runner/process.h"
+#include "recompdiag/runner/rank_processes.h"
 #include "recompdiag/trainer/stop_signals.h"
 #include "recompdiag/trainer/trainer.h"
 
@@ -37,7 +37,7 @@ struct RunSpec {
   std::string label;  // "mutable", "extra-work run 2"
   reports::MetricsOptions metrics;
   /// Set: the run is a data-parallel job of this many local ranks (AbExperimentOptions::job).
-  std::optional<DistributedOptions> job;
+  std::optional<runner::DistributedOptions> job;
   /// A rank of a job whose turns rank 0 takes: it meets the others at every epoch barrier.
   bool takes_turns = false;
   /// Prints progress and the closing line (a job's rank 0 alone does).
@@ -46,7 +46,7 @@ struct RunSpec {
   /// --a-cmd/--b-cmd` hands it to a command (a job's rank 0 takes its turns at epoch boundaries).
   std::optional<TurnChannelSpec> turns;
   /// The CPUs the child runs on (AbExperimentOptions::cpus); empty: not pinned.
-  detail::CpuMask cpus;
+  runner::CpuMask cpus;
 };
 
 /// Starts one run in a child process, so each starts as cold as a real job does (no JIT,
@@ -54,16 +54,16 @@ struct RunSpec {
 /// process before the fork. With `run.turns`, the child takes turns with the other run of its pair as
 /// any trainer does with the channel in its environment.
 pid_t start_child(const RunSpec& run, bool quiet, const std::vector<int>& close_fds,
-                  detail::ForwardSignals& forward) {
+                  runner::ForwardSignals& forward) {
   // A group of its own: a terminal's Ctrl-C reaches the parent alone, which forwards it once.
   // Until the trainer exists a signal ends the child as usual: it has recorded no step yet.
-  const pid_t pid = detail::fork_into_group("the " + run.label + " run");
+  const pid_t pid = runner::fork_into_group("the " + run.label + " run");
   if (pid > 0) {
     forward.add(pid);
     return pid;
   }
   for (int fd : close_fds) ::close(fd);
-  detail::pin_to_cpus(run.cpus);  // before LibTorch starts its threads: they inherit it
+  runner::pin_to_cpus(run.cpus);  // before LibTorch starts its threads: they inherit it
   ::signal(SIGPIPE, SIG_IGN);     // the other run may have finished: passing the turn is moot
   int code = 0;
   try {
@@ -92,20 +92,20 @@ pid_t start_child(const RunSpec& run, bool quiet, const std::vector<int>& close_
     }
   } catch (...) {
     // The same line and code as `recompdiag train` would give: the parent exits with it.
-    code = report_error(std::current_exception(), std::cerr, run.label + " run: ");
+    code = runner::report_error(std::current_exception(), std::cerr, run.label + " run: ");
   }
   std::fflush(nullptr);
   ::_exit(code);
 }
 
 /// Waits for a child; returns its exit code (exit_code_of_wait_status: 3 when it crashed).
-int wait_child(pid_t pid, const std::string& label, detail::ForwardSignals& forward) {
-  const int status = detail::wait_process(pid);
+int wait_child(pid_t pid, const std::string& label, runner::ForwardSignals& forward) {
+  const int status = runner::wait_process(pid);
   forward.remove(pid);
-  const int code = exit_code_of_wait_status(status);
+  const int code = runner::exit_code_of_wait_status(status);
   if (WIFSIGNALED(status)) {
     std::fprintf(stderr, "recompdiag: %s%s run was killed by signal %d (%s)\n",
-                 code == kExitInternal ? "internal error: " : "error: ", label.c_str(),
+                 code == runner::kExitInternal ? "internal error: " : "error: ", label.c_str(),
                  WTERMSIG(status), strsignal(WTERMSIG(status)));
   }
   return code;
@@ -116,13 +116,13 @@ int wait_child(pid_t pid, const std::string& label, detail::ForwardSignals& forw
 /// `train --world-size` under `ab --a-cmd` does) and closes `close_fds`; the other ranks close
 /// `turn_fds` too (a rank holding the other job's pipe would keep it from seeing rank 0 end).
 void start_job(const RunSpec& run, int job, const std::string& store_file,
-               const TurnChannelSpec* turns,
-               const std::vector<int>& close_fds, const std::vector<int>& turn_fds, bool quiet,
-               detail::ForwardSignals& forward, std::vector<detail::RankProcess>& out) {
+               const TurnChannelSpec* turns, const std::vector<int>& close_fds,
+               const std::vector<int>& turn_fds, bool quiet, runner::ForwardSignals& forward,
+               std::vector<runner::RankProcess>& out) {
   const int world = run.job->world_size;
   for (int r = 0; r < world; ++r) {
     RunSpec rank = run;
-    DistributedOptions& d = rank.config.distributed.emplace(*run.job);
+    runner::DistributedOptions& d = rank.config.distributed.emplace(*run.job);
     d.rank = r;
     d.store_file = store_file;
     rank.path = rank_file_path(run.path, r);
@@ -130,7 +130,7 @@ void start_job(const RunSpec& run, int job, const std::string& store_file,
     if (turns && r == 0) rank.turns = *turns;
     rank.report = r == 0;
     // One endpoint per rank, as `train --world-size` serves them.
-    rank.metrics.listen_addr = detail::rank_listen_addr(run.metrics.listen_addr, r);
+    rank.metrics.listen_addr = runner::rank_listen_addr(run.metrics.listen_addr, r);
     const pid_t pid =
         start_child(rank, quiet, r == 0 ? close_fds : turn_fds, forward);
     out.push_back({pid, job, r, world, run.label});
@@ -138,23 +138,23 @@ void start_job(const RunSpec& run, int job, const std::string& store_file,
 }
 
 /// Runs `run`, a job, to its end; returns wait_for_ranks()'s code.
-int run_job(const RunSpec& run, bool quiet, detail::ForwardSignals& forward) {
-  detail::LocalRendezvous rendezvous;
-  std::vector<detail::RankProcess> ranks;
+int run_job(const RunSpec& run, bool quiet, runner::ForwardSignals& forward) {
+  runner::LocalRendezvous rendezvous;
+  std::vector<runner::RankProcess> ranks;
   start_job(run, 0, rendezvous.store_file(), nullptr, {}, {}, quiet, forward, ranks);
-  return detail::wait_for_ranks(ranks, 1, forward).front();
+  return runner::wait_for_ranks(ranks, 1, forward).front();
 }
 
 /// Runs A and B of one pair at once, taking turns (jobs epoch by epoch); `b_first` gives B the first
 /// turn (alternated over repeats so neither side always warms the machine up). Jobs take their
 /// turns through their rank 0.
 int run_interleaved_pair(RunSpec a, RunSpec b, bool b_first, int64_t every_steps,
-                         const detail::CpuMask& cpus, bool quiet, detail::ForwardSignals& forward) {
+                         const runner::CpuMask& cpus, bool quiet, runner::ForwardSignals& forward) {
   // Closed however this returns: the children hold their own copies.
-  detail::Pipe pa = detail::Pipe::make("the turns");  // A's turn
-  detail::Pipe pb = detail::Pipe::make("the turns");  // B's turn
+  runner::Pipe pa = runner::Pipe::make("the turns");  // A's turn
+  runner::Pipe pb = runner::Pipe::make("the turns");  // B's turn
   if (!write_turn_token(b_first ? pb.write.get() : pa.write.get())) {
-    detail::throw_os_error("cannot give the first turn");
+    runner::throw_os_error("cannot give the first turn");
   }
   // A job takes its turns at its epoch boundaries; a single run every `every_steps`.
   TurnChannelSpec ta{pa.read.get(), pb.write.get(), a.job ? 0 : every_steps, kDefaultTurnTimeoutMs};
@@ -163,14 +163,14 @@ int run_interleaved_pair(RunSpec a, RunSpec b, bool b_first, int64_t every_steps
   const std::vector<int> for_b = {pb.write.get(), pa.read.get()};
   if (a.job) {
     const std::vector<int> all = {pa.read.get(), pa.write.get(), pb.read.get(), pb.write.get()};
-    detail::LocalRendezvous ra, rb;
-    std::vector<detail::RankProcess> ranks;
+    runner::LocalRendezvous ra, rb;
+    std::vector<runner::RankProcess> ranks;
     start_job(a, 0, ra.store_file(), &ta, for_a, all, quiet, forward, ranks);
     start_job(b, 1, rb.store_file(), &tb, for_b, all, quiet, forward, ranks);
     pa = {};
     pb = {};
-    const std::vector<int> codes = detail::wait_for_ranks(ranks, 2, forward);
-    return detail::pair_code(codes[0], codes[1]);
+    const std::vector<int> codes = runner::wait_for_ranks(ranks, 2, forward);
+    return runner::pair_code(codes[0], codes[1]);
   }
   // A single run takes its turns through the channel a trainer reads from its environment.
   a.turns = ta;
@@ -184,7 +184,7 @@ int run_interleaved_pair(RunSpec a, RunSpec b, bool b_first, int64_t every_steps
   const int code_a = wait_child(ca, a.label, forward);
   const int code_b = wait_child(cb, b.label, forward);
   // A crash of B is what the pair is remembered by, whatever A's code.
-  return detail::pair_code(code_a, code_b);
+  return runner::pair_code(code_a, code_b);
 }
 
 }  // namespace
@@ -216,14 +216,14 @@ void AbExperimentOptions::validate() const {
       side->config.validate();
     }
   }
-  detail::check_side_name(a.name);
-  detail::check_side_name(b.name);
+  runner::check_side_name(a.name);
+  runner::check_side_name(b.name);
   if (a.name == b.name) {
     throw InputError("the two A/B sides are both named '" + a.name +
                      "'; their run files would collide");
   }
   if (repeats < 1) throw InputError("--repeats must be >= 1, got " + std::to_string(repeats));
-  detail::check_turn_settings(turn_every_steps, cpus);
+  runner::check_turn_settings(turn_every_steps, cpus);
   if (out_dir.empty()) throw InputError("--out-dir must not be empty");
   reports::validate(metrics);
 }
@@ -274,7 +274,7 @@ AbExperimentResult run_ab_experiment(const AbExperimentOptions& options) {
   if (interleaved) {
     // Both runs of a pair are alive at once: side B serves on the next port (past side A's ranks'
     // ports for jobs).
-    metrics[1].listen_addr = detail::rank_listen_addr(options.metrics.listen_addr,
+    metrics[1].listen_addr = runner::rank_listen_addr(options.metrics.listen_addr,
                                                       options.job ? options.job->world_size : 1);
     if (metrics[1].listen_addr != options.metrics.listen_addr) {
       reports::check_listen_address_free(metrics[1]);
@@ -300,14 +300,14 @@ AbExperimentResult run_ab_experiment(const AbExperimentOptions& options) {
   };
   const int n = options.repeats;
   // SIGINT and SIGTERM reach the runs through here; each stops after its step with a summary.
-  detail::ForwardSignals forward;
+  runner::ForwardSignals forward;
   auto run_one = [&](const RunSpec& r) {
     if (r.job) return run_job(r, options.quiet, forward);
     return wait_child(start_child(r, options.quiet, {}, forward), r.label, forward);
   };
   switch (options.schedule) {
     case AbSchedule::kInterleaved: {
-      const detail::CpuMask cpus = detail::CpuMask::of(detail::parse_cpus(options.cpus, "--cpus"));
+      const runner::CpuMask cpus = runner::CpuMask::of(runner::parse_cpus(options.cpus, "--cpus"));
       for (int i = 1; i <= n && result.exit_code == 0; ++i) {
         result.exit_code =
             run_interleaved_pair(spec('a', i, i == n), spec('b', i, i == n), i % 2 == 0,
@@ -328,7 +328,7 @@ AbExperimentResult run_ab_experiment(const AbExperimentOptions& options) {
       }
       break;
   }
-  if (forward.signal() != 0) throw Interrupted(forward.signal(), "ab");
+  if (forward.signal() != 0) throw runner::Interrupted(forward.signal(), "ab");
   return result;
 }
 
@@ -338,9 +338,9 @@ int run_in_child(const TrainConfig& config, const std::string& path, const std::
   run.config = config;
   run.path = path;
   run.label = label;
-  detail::ForwardSignals forward;
+  runner::ForwardSignals forward;
   const int code = wait_child(start_child(run, quiet, {}, forward), label, forward);
-  if (forward.signal() != 0) throw Interrupted(forward.signal(), label);
+  if (forward.signal() != 0) throw runner::Interrupted(forward.signal(), label);
   return code;
 }
 

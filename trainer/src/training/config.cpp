@@ -135,7 +135,7 @@ void TrainConfig::validate() const {
   check_device_name(device);
 }
 
-void TrainConfig::validate_for_job(const trainer::DistributedOptions& job) const {
+void TrainConfig::validate_for_job(const runner::DistributedOptions& job) const {
   TrainConfig rank = *this;
   rank.distributed = job;
   rank.distributed->rank = 0;

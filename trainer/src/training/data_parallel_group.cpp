@@ -2,7 +2,7 @@
 // the gradient all-reduce. Compiled with USE_C10D_GLOO, and USE_C10D_NCCL where this LibTorch has
 // NCCL (see trainer/CMakeLists.txt).
 
-#include "detail/data_parallel_group.h"
+#include "training/data_parallel_group.h"
 
 #include <torch/torch.h>
 
@@ -64,7 +64,7 @@ std::string seconds_text(double s) {
 }  // namespace
 
 struct DataParallelGroup::Impl {
-  DistributedOptions options;
+  runner::DistributedOptions options;
   std::string where;  // "rank 1 of 4"
   std::string job_id;
   c10::intrusive_ptr<c10d::Store> store;
@@ -79,13 +79,13 @@ struct DataParallelGroup::Impl {
 
   /// Where the ranks meet, for messages: "127.0.0.1:29500" or "file /tmp/x/store".
   std::string rendezvous() const {
-    const DistributedOptions& o = options;
+    const runner::DistributedOptions& o = options;
     return o.store_file.empty() ? o.master_addr + ":" + std::to_string(o.master_port)
                                 : "file " + o.store_file;
   }
 
   void connect() {
-    const DistributedOptions& o = options;
+    const runner::DistributedOptions& o = options;
     if (!o.store_file.empty()) {
       // A local job: no server, no port, nothing another process can take first.
       try {
@@ -118,7 +118,7 @@ struct DataParallelGroup::Impl {
   /// Every rank counts itself in, then waits for the count to reach the world size: a rank that
   /// never comes is named by the count, within the rendezvous timeout.
   void join() {
-    const DistributedOptions& o = options;
+    const runner::DistributedOptions& o = options;
     const auto deadline = Clock::now() + to_ms(o.rendezvous_timeout_s);
     try {
       if (o.rank == 0) store->set(kJobIdKey, std::vector<uint8_t>(job_id.begin(), job_id.end()));
@@ -168,7 +168,7 @@ struct DataParallelGroup::Impl {
   }
 
   void make_gloo_group() {
-    const DistributedOptions& o = options;
+    const runner::DistributedOptions& o = options;
     auto gloo_options = c10d::ProcessGroupGloo::Options::create(to_ms(o.collective_timeout_s));
     // Local jobs talk over loopback; a job across machines binds to the interface the launcher
     // named (GLOO_SOCKET_IFNAME), else to the address this host's name resolves to.
@@ -218,7 +218,8 @@ struct DataParallelGroup::Impl {
   }
 };
 
-DataParallelGroup::DataParallelGroup(const DistributedOptions& options, const c10::Device& device)
+DataParallelGroup::DataParallelGroup(const runner::DistributedOptions& options,
+                                     const c10::Device& device)
     : impl_(std::make_unique<Impl>()) {
   options.validate();
   check_backend(options, device.str());

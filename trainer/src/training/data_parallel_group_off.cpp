@@ -4,9 +4,9 @@
 // rendezvous failure does and a single-process run is unaffected.
 #include <stdexcept>
 
-#include "detail/data_parallel_group.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/torch_features.h"
+#include "training/data_parallel_group.h"
 
 namespace recompdiag::trainer {
 
@@ -21,7 +21,8 @@ namespace recompdiag::trainer::detail {
 
 struct DataParallelGroup::Impl {};
 
-DataParallelGroup::DataParallelGroup(const DistributedOptions& options, const c10::Device&) {
+DataParallelGroup::DataParallelGroup(const runner::DistributedOptions& options,
+                                     const c10::Device&) {
   options.validate();
   throw JobError("data-parallel training unavailable in this build: " +
                  std::string(RECOMPDIAG_WHY_NO_GLOO));

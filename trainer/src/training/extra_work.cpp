@@ -1,4 +1,4 @@
-#include "detail/extra_work.h"
+#include "training/extra_work.h"
 
 #include <ATen/Parallel.h>
 

@@ -1,4 +1,4 @@
-#include "detail/fault_effects.h"
+#include "training/fault_effects.h"
 
 #include <limits>
 #include <stdexcept>

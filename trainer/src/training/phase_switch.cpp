@@ -5,7 +5,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "detail/trainer_impl.h"
+#include "training/trainer_impl.h"
 
 namespace recompdiag::trainer {
 

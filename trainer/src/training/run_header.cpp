@@ -1,4 +1,4 @@
-#include "detail/run_header.h"
+#include "training/run_header.h"
 
 #include "recompdiag/probes/run_recorder.h"
 

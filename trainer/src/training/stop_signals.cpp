@@ -5,14 +5,14 @@
 #include <atomic>
 #include <cerrno>
 
-#include "detail/signal_handlers.h"
+#include "recompdiag/runner/signal_handlers.h"
 
 namespace recompdiag::trainer {
 
 namespace {
 
-using detail::install;
-using detail::SavedErrno;
+using runner::install;
+using runner::SavedErrno;
 
 std::atomic<TwoPhaseTrainer*> g_trainer{nullptr};
 std::atomic<int> g_stop_signal{0};

@@ -6,13 +6,13 @@
 #include <cstdio>
 #include <cstring>
 
-#include "detail/run_header.h"
-#include "detail/trainer_impl.h"
 #include "recompdiag/core/error.h"
+#include "recompdiag/core/lr_plateau.h"
 #include "recompdiag/probes/comm_probe.h"
 #include "recompdiag/probes/dispatcher_probe.h"
 #include "recompdiag/trainer/memory_estimate.h"
-#include "recompdiag/core/lr_plateau.h"
+#include "training/run_header.h"
+#include "training/trainer_impl.h"
 
 namespace recompdiag::trainer {
 

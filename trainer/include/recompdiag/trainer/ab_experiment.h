@@ -19,6 +19,7 @@
 
 #include "recompdiag/core/compare.h"
 #include "recompdiag/reports/prometheus_exporter.h"
+#include "recompdiag/runner/ab_sides.h"
 #include "recompdiag/trainer/config.h"
 
 namespace recompdiag::trainer {
@@ -63,7 +64,7 @@ struct AbExperimentOptions {
   /// the waiting job waits in a Gloo barrier, outside its steps, so an epoch of the other job must
   /// take less than the collective timeout. The configs must not be ranks already (`distributed`
   /// unset).
-  std::optional<DistributedOptions> job;
+  std::optional<runner::DistributedOptions> job;
   AbSchedule schedule = AbSchedule::kInterleaved;
   /// Interleaved: steps per turn. 1 (the default) alternates the runs step by step, so that a
   /// level the machine holds for a second or more falls on both halves of nearly every pair of
@@ -102,16 +103,8 @@ struct AbExperimentOptions {
 /// parent forwards signals to at most 64 children.
 inline constexpr int kMaxAbWorldSize = 32;
 
-/// What an experiment produced.
-struct AbExperimentResult {
-  /// Side A's run files, repeat 1 first; with a world size, every rank file of each run, by rank.
-  std::vector<std::string> a_paths;
-  std::vector<std::string> b_paths;
-  /// 0 when every run finished; else the first failed run's code (2: bad input, 1: the run
-  /// failed or was killed, 3: it crashed; a job's code is wait_for_ranks()'s: 3 when a rank
-  /// crashed), which the CLI exits with. Runs after a failed one are not started.
-  int exit_code = 0;
-};
+/// What an experiment produced (the runner's, shared with ab_commands.h).
+using runner::AbExperimentResult;
 
 /// Runs the experiment. Validates the options first (throws InputError, before any file exists),
 /// creates the out directory, then forks one child process per run; LibTorch is not touched in

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "recompdiag/core/lr_plateau.h"
-#include "recompdiag/trainer/distributed.h"
+#include "recompdiag/runner/distributed.h"
 #include "recompdiag/trainer/faults.h"
 
 namespace recompdiag::trainer {
@@ -71,14 +71,14 @@ struct TrainConfig {
   FaultSet faults;
   /// This process's rank in a data-parallel job; absent: a single process. Each rank trains on
   /// its shard of every batch, and gradients are averaged over the ranks before clipping.
-  std::optional<trainer::DistributedOptions> distributed;
+  std::optional<runner::DistributedOptions> distributed;
 
   /// Throws InputError with one clear sentence for the first invalid value. The one validator of
   /// the trainer's options: the command line and `ab` only convert their input and call it.
   void validate() const;
   /// validate() of this config as each rank of `job` runs it (`job`'s rank aside): what a job's
   /// launcher checks once, before any rank starts.
-  void validate_for_job(const trainer::DistributedOptions& job) const;
+  void validate_for_job(const runner::DistributedOptions& job) const;
   /// Every field, for the run header.
   nlohmann::json to_json() const;
   /// Total steps over all phases.

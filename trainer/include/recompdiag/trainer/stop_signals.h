@@ -11,7 +11,7 @@
 
 #include <csignal>
 
-#include "recompdiag/trainer/exit_codes.h"  // Interrupted
+#include "recompdiag/runner/exit_codes.h"  // Interrupted
 #include "recompdiag/trainer/trainer.h"
 
 namespace recompdiag::trainer {

@@ -1,0 +1,100 @@
+// The flags `ab` has in both its forms, and what they say of a two-command `ab` (AbRunOptions).
+
+#include "cli/ab_flags.h"
+
+#include <set>
+
+#include "recompdiag/core/error.h"
+#include "recompdiag/core/noise_profile.h"
+
+namespace recompdiag::runner::cli {
+
+void add_ab_flags(CLI::App& cmd, AbFlags& f, bool with_quiet) {
+  cmd.add_option("--out-dir", f.out_dir, "Directory for run files and reports")
+      ->capture_default_str();
+  add_gate_flags(cmd, f.gate);
+  cmd.add_option("--noise-profile", f.noise_profile,
+                 "This machine's run-to-run spread (`recompdiag bench noise`): what one pair "
+                 "that does not take turns (--sequential) needs for a time verdict");
+  cmd.add_option("--repeats", f.repeats,
+                 "Pairs of runs; with 2 or more the comparison takes the run as the unit "
+                 "(files DIR/NAME-1.jsonl, ...)")
+      ->capture_default_str();
+  if (with_quiet) cmd.add_flag("--quiet", f.quiet, "Print the report only");
+  cmd.add_option("--a-cmd", f.commands.a.command,
+                 "Side A (the baseline) as a shell command that trains once and writes its run "
+                 "file to {out}, e.g. 'build-base/my_trainer {out}'; with --b-cmd the two "
+                 "commands take turns (RECOMPDIAG_TURNS, see --turn-every) instead of the "
+                 "built-in modes, and the train flags do not apply");
+  cmd.add_option("--b-cmd", f.commands.b.command, "Side B as a shell command (see --a-cmd)");
+  cmd.add_option("--a-name", f.commands.a.name,
+                 "Side A's name with --a-cmd: its run files are DIR/NAME.jsonl")
+      ->capture_default_str();
+  cmd.add_option("--b-name", f.commands.b.name, "Side B's name with --b-cmd")
+      ->capture_default_str();
+  cmd.add_option("--turn-timeout", f.turn_timeout_s,
+                 "With --a-cmd/--b-cmd: seconds a side waits for its turn before it trains on "
+                 "without turns, and a side may leave its turn unread after the other ended "
+                 "before it is stopped")
+      ->capture_default_str();
+  cmd.add_option("--turn-every", f.turn_every_steps,
+                 "Steps per turn: the two runs of a pair alternate every N steps, so that a level "
+                 "the machine holds for a second or more falls on both (0: at epoch boundaries; "
+                 "a data-parallel job takes its turns at epoch boundaries)")
+      ->capture_default_str();
+  cmd.add_option("--cpus", f.cpus,
+                 "CPUs both runs of a pair are pinned to: auto (one CPU, the last this process "
+                 "may use: the two halves of a pair share it, so a vCPU the host slows down slows "
+                 "both), all (no pinning), or a list such as 0-3 (a data-parallel job's ranks are "
+                 "not pinned)")
+      ->capture_default_str();
+}
+
+bool applies_to_commands(const std::string& flag) {
+  // The flags add_ab_flags() defines (and --help), read off an app it filled: one list.
+  static const std::set<std::string> names = [] {
+    CLI::App app;
+    AbFlags flags;
+    add_ab_flags(app, flags, /*with_quiet=*/true);
+    std::set<std::string> out;
+    for (const CLI::Option* option : app.get_options()) out.insert(option->get_name());
+    return out;
+  }();
+  return names.count(flag) > 0;
+}
+
+Gate ab_gate(const AbFlags& f) {
+  Gate gate = to_gate(f.gate);
+  if (!f.noise_profile.empty()) {
+    apply_noise_profile(read_noise_profile(f.noise_profile), f.noise_profile, gate.compare);
+  }
+  return gate;
+}
+
+AbRunOptions ab_run_options(const AbFlags& f, const CLI::App& cmd) {
+  for (const CLI::Option* option : cmd.get_options()) {
+    if (option->count() > 0 && !applies_to_commands(option->get_name())) {
+      throw InputError("ab --a-cmd/--b-cmd: " + option->get_name() +
+                       " is not a flag of ab with two commands (a built-in run's flag configures "
+                       "the built-in runs; pass it in the commands instead)");
+    }
+  }
+  if (cmd.count("--a-cmd") == 0 || cmd.count("--b-cmd") == 0) {
+    throw InputError("ab needs both --a-cmd and --b-cmd, or neither");
+  }
+  AbRunOptions ab;
+  ab.pair = f.commands;
+  ab.pair.out_dir = f.out_dir;
+  ab.pair.repeats = f.repeats;
+  ab.pair.turn_every_steps = f.turn_every_steps;
+  ab.pair.cpus = f.cpus;
+  if (!(f.turn_timeout_s > 0.0 && f.turn_timeout_s < 1e9)) {
+    throw InputError("--turn-timeout must be > 0 s, got " + std::to_string(f.turn_timeout_s));
+  }
+  ab.pair.turn_timeout_ms = static_cast<int64_t>(f.turn_timeout_s * 1000.0 + 0.5);
+  ab.gate = ab_gate(f);
+  ab.quiet = f.quiet;
+  return ab;
+}
+
+}  // namespace recompdiag::runner::cli
