@@ -79,6 +79,24 @@ RunAnalysis analyze_run(const ColumnarRun& run, const AnalysisOptions& o) {
       detail::find_slow_stretches(run, out.phases, is_warmup, events, o, &out.slow_stretch_count);
   out.outcome = detail::training_outcome(run);
   out.chart = detail::chart_data(steps, is_warmup, events, o);
+  out.compile = find_compile_findings(run, out.phases);
+  out.alert_groups = group_alerts(out.alerts);
+  return out;
+}
+
+std::vector<AlertGroup> group_alerts(const std::vector<AlertInstance>& alerts) {
+  std::vector<AlertGroup> out;
+  for (const AlertInstance& a : alerts) {
+    auto g =
+        std::find_if(out.begin(), out.end(), [&](const AlertGroup& x) { return x.rule == a.rule; });
+    if (g == out.end()) {
+      out.push_back({a.rule, 0, a.step, a.step, ""});
+      g = out.end() - 1;
+    }
+    ++g->count;
+    g->last_step = a.step;
+    if (g->message.empty()) g->message = a.message;
+  }
   return out;
 }
 

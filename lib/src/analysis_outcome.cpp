@@ -8,6 +8,9 @@ namespace recompdiag::detail {
 TrainingOutcome training_outcome(const ColumnarRun& run) {
   TrainingOutcome out;
   out.finished = run.summary && !run.summary->failed();
+  for (size_t i = 0; i < run.steps.size() && !out.loss_recorded; ++i) {
+    out.loss_recorded = run.steps.loss(i) != 0.0 || run.steps.head_count(i) > 0;
+  }
   if (run.summary && !run.summary->final_head_losses.empty()) {
     out.final_loss = run.summary->final_loss;
     out.final_head_losses = run.summary->final_head_losses;

@@ -434,10 +434,14 @@ Comparison compare_sets(const std::vector<const ColumnarRun*>& a,
   c.a = std::move(sa.analyses.front());
   c.b = std::move(sb.analyses.front());
   c.switches = compare_switches(c.a, c.b);
+  c.compile_diff = diff_compile_findings(c.a.compile, c.b.compile);
   note_config_differences(a.front()->header, b.front()->header, options, c);
   gather_run_warnings(sa, sb, c);
 
-  c.convergence = compare_convergence(a, b);
+  // A run that recorded no loss (0 at every step) has no training quality to compare.
+  if (c.a.outcome.loss_recorded && c.b.outcome.loss_recorded) {
+    c.convergence = compare_convergence(a, b);
+  }
   judge_questions(c);
   summarize(c);
   detail::tell_story(c);

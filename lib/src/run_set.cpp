@@ -119,6 +119,38 @@ Comparison compare_run_paths(const std::vector<std::string>& a, const std::vecto
   return compare_jobs(records(columns_a), records(columns_b), options);
 }
 
+RunReport report_run_paths(const std::vector<std::string>& paths, const AnalysisOptions& options) {
+  if (paths.empty()) throw InputError("no run file to report on");
+  RunReport report;
+  report.paths = paths;
+  std::vector<ColumnarRun> runs = read_columnar_run_set(paths);
+  const bool job = std::any_of(runs.begin(), runs.end(),
+                               [](const ColumnarRun& r) { return is_rank_header(r.header); });
+  if (!job) {
+    if (runs.size() > 1) {
+      throw InputError("a report is of one run or one job's rank files; " +
+                       std::to_string(runs.size()) + " runs were given (" + paths.front() + ", " +
+                       paths[1] + (runs.size() > 2 ? ", ..." : "") +
+                       "): compare two runs with `recompdiag compare`");
+    }
+    report.run = analyze_run(runs.front(), options);
+    return report;
+  }
+  std::vector<RunFile> records;
+  for (ColumnarRun& r : runs) records.push_back(to_run_file(r));
+  runs.clear();
+  std::vector<RunSet> sets = group_rank_files(std::move(records));
+  if (sets.size() > 1) {
+    throw InputError("a report is of one run or one job's rank files; these files are " +
+                     std::to_string(sets.size()) + " runs (" + sets[0].run.path + ", " +
+                     sets[1].run.path + (sets.size() > 2 ? ", ..." : "") +
+                     "): compare two runs with `recompdiag compare`");
+  }
+  report.run = analyze_run(sets.front().run, options);
+  if (sets.front().is_job()) report.job = analyze_job(sets.front().ranks, report.run);
+  return report;
+}
+
 RunFile first_run(const std::vector<std::string>& paths) {
   if (paths.empty()) throw InputError("no run files");
   RunFile first = read_run_file(paths.front());

@@ -20,17 +20,17 @@ double bucket_x(const ChartBucket& b) {
   return 0.5 * static_cast<double>(b.first_step + b.last_step);
 }
 
-int64_t last_step(const Comparison& c) {
+int64_t last_step(const ChartRuns& runs) {
   int64_t last = 1;
-  for (const auto* r : {&c.a, &c.b}) {
+  for (const RunAnalysis* r : runs) {
     if (!r->chart.empty()) last = std::max(last, r->chart.back().last_step);
   }
   return last;
 }
 
-void phase_markers(const Frame& f, const Comparison& c, bool labels, std::ostream& out) {
+void phase_markers(const Frame& f, const ChartRuns& runs, bool labels, std::ostream& out) {
   std::vector<int64_t> drawn;
-  for (const auto* r : {&c.a, &c.b}) {
+  for (const RunAnalysis* r : runs) {
     for (const auto& s : r->switches) {
       if (std::find(drawn.begin(), drawn.end(), s.switch_step) != drawn.end()) continue;
       drawn.push_back(s.switch_step);
@@ -48,13 +48,13 @@ void phase_markers(const Frame& f, const Comparison& c, bool labels, std::ostrea
 
 }  // namespace
 
-void step_time_chart(const Comparison& c, std::ostream& out) {
+void step_time_chart(const ChartRuns& runs, std::ostream& out) {
   Frame f;
   f.log_y = true;
-  f.x_hi = static_cast<double>(last_step(c));
+  f.x_hi = static_cast<double>(last_step(runs));
   double lo = 1e300;
   double hi = 0;
-  for (const auto* r : {&c.a, &c.b}) {
+  for (const RunAnalysis* r : runs) {
     for (const auto& b : r->chart) {
       if (b.wall_min_ms > 0) lo = std::min(lo, b.wall_min_ms);
       hi = std::max(hi, b.wall_max_ms);
@@ -67,12 +67,15 @@ void step_time_chart(const Comparison& c, std::ostream& out) {
   f.y_lo = std::pow(10.0, std::floor(std::log10(lo) * 4) / 4);
   f.y_hi = std::pow(10.0, std::ceil(std::log10(hi) * 4) / 4);
   if (f.y_hi <= f.y_lo) f.y_hi = f.y_lo * 10;
-  open_svg(f, "step time per step, both runs, log scale", out);
+  open_svg(f,
+           runs.size() > 1 ? "step time per step, both runs, log scale"
+                           : "step time per step, log scale",
+           out);
 
   // Warm-up first, under everything: one band per run and phase.
   const char* colors[] = {kColorA, kColorB};
   int run_index = 0;
-  for (const auto* r : {&c.a, &c.b}) {
+  for (const RunAnalysis* r : runs) {
     for (const auto& p : r->phases) {
       if (p.warmup_steps == 0) continue;
       const double x0 = f.x(static_cast<double>(p.first_step) - 0.5);
@@ -85,10 +88,10 @@ void step_time_chart(const Comparison& c, std::ostream& out) {
   }
   y_axis(f, log_ticks(f.y_lo, f.y_hi), "step time (ms, log)", out);
   x_axis(f, "step", out);
-  phase_markers(f, c, true, out);
+  phase_markers(f, runs, true, out);
 
   run_index = 0;
-  for (const auto* r : {&c.a, &c.b}) {
+  for (const RunAnalysis* r : runs) {
     const char* color = colors[run_index++];
     bool bucketed = false;
     for (const auto& b : r->chart) bucketed |= b.last_step > b.first_step;
@@ -121,14 +124,20 @@ void step_time_chart(const Comparison& c, std::ostream& out) {
     }
   }
   out << "</svg>\n";
-  out << "<p class=\"legend\"><span class=\"sw\" style=\"background:" << kColorA << "\"></span>A "
-      << "<span class=\"sw\" style=\"background:" << kColorB << "\"></span>B"
-      << "<span class=\"sw\" style=\"background:" << kColorA << ";opacity:.2\"></span>warm-up A"
-      << "<span class=\"sw\" style=\"background:" << kColorB << ";opacity:.2\"></span>warm-up B"
-      << "<span class=\"sw\" style=\"border-top:2px dashed #39404d;height:0\"></span>phase switch"
+  out << "<p class=\"legend\">";
+  if (runs.size() > 1) {
+    out << "<span class=\"sw\" style=\"background:" << kColorA << "\"></span>A "
+        << "<span class=\"sw\" style=\"background:" << kColorB << "\"></span>B"
+        << "<span class=\"sw\" style=\"background:" << kColorA << ";opacity:.2\"></span>warm-up A"
+        << "<span class=\"sw\" style=\"background:" << kColorB << ";opacity:.2\"></span>warm-up B";
+  } else {
+    out << "<span class=\"sw\" style=\"background:" << kColorA << "\"></span>step time"
+        << "<span class=\"sw\" style=\"background:" << kColorA << ";opacity:.2\"></span>warm-up";
+  }
+  out << "<span class=\"sw\" style=\"border-top:2px dashed #39404d;height:0\"></span>phase switch"
       << "<span class=\"sw\" style=\"border-top:2px dotted #555;height:0\"></span>steady median";
   bool bucketed = false;
-  for (const auto* r : {&c.a, &c.b}) {
+  for (const RunAnalysis* r : runs) {
     for (const auto& b : r->chart) bucketed |= b.last_step > b.first_step;
   }
   if (bucketed)
@@ -137,24 +146,28 @@ void step_time_chart(const Comparison& c, std::ostream& out) {
   out << ".</p>\n";
 }
 
-void events_chart(const Comparison& c, std::ostream& out) {
+void events_chart(const ChartRuns& runs, std::ostream& out) {
   Frame f;
   f.height = 230;
-  f.x_hi = static_cast<double>(last_step(c));
+  f.x_hi = static_cast<double>(last_step(runs));
   double max_count = 1;
-  for (const auto* r : {&c.a, &c.b}) {
+  for (const RunAnalysis* r : runs) {
     for (const auto& b : r->chart) {
       max_count = std::max(max_count, static_cast<double>(b.cache_misses));
     }
   }
-  // A above the axis, B mirrored below.
-  f.y_lo = -max_count * 1.25;
+  // A above the axis, B mirrored below; one run above it alone.
+  const bool two = runs.size() > 1;
+  f.y_lo = two ? -max_count * 1.25 : 0.0;
   f.y_hi = max_count * 1.25;
-  open_svg(f, "compile and cache-miss events per step: A above, B below", out);
+  open_svg(f,
+           two ? "compile and cache-miss events per step: A above, B below"
+               : "compile and cache-miss events per step",
+           out);
   std::vector<double> ticks;
   for (double t : linear_ticks(0, max_count, 3)) {
     ticks.push_back(t);
-    if (t > 0) ticks.push_back(-t);
+    if (t > 0 && two) ticks.push_back(-t);
   }
   // Labels show counts, not signs.
   for (double t : ticks) {
@@ -170,15 +183,17 @@ void events_chart(const Comparison& c, std::ostream& out) {
   x_axis(f, "step", out);
   out << "<line x1=\"" << f.left << "\" x2=\"" << f.width - f.right << "\" y1=\"" << num(f.y(0))
       << "\" y2=\"" << num(f.y(0)) << "\" stroke=\"#8a93a3\"/>\n";
-  out << "<text x=\"" << f.width - f.right - 4 << "\" y=\"" << f.top + 12
-      << "\" text-anchor=\"end\">A</text><text x=\"" << f.width - f.right - 4 << "\" y=\""
-      << f.plot_bottom() - 4 << "\" text-anchor=\"end\">B</text>\n";
-  phase_markers(f, c, false, out);
+  if (two) {
+    out << "<text x=\"" << f.width - f.right - 4 << "\" y=\"" << f.top + 12
+        << "\" text-anchor=\"end\">A</text><text x=\"" << f.width - f.right - 4 << "\" y=\""
+        << f.plot_bottom() - 4 << "\" text-anchor=\"end\">B</text>\n";
+  }
+  phase_markers(f, runs, false, out);
   const double px_per_step = (f.width - f.left - f.right) / std::max(f.x_hi - f.x_lo, 1.0);
   int sign = 1;
   const char* colors[] = {kColorA, kColorB};
   int run_index = 0;
-  for (const auto* r : {&c.a, &c.b}) {
+  for (const RunAnalysis* r : runs) {
     const char* color = colors[run_index++];
     for (const auto& b : r->chart) {
       const double w =
@@ -208,17 +223,18 @@ void events_chart(const Comparison& c, std::ostream& out) {
   out << "<p class=\"legend\">Bars: cache misses per step (JIT plan builds, first-seen op "
          "signatures "
          "and kernels, module loads, CUDA graph instantiations); <span style=\"color:#b3261e\">"
-         "&#9670;</span> compiles, with their count. A above the axis, B below.</p>\n";
+         "&#9670;</span> compiles, with their count."
+      << (two ? " A above the axis, B below." : "") << "</p>\n";
 }
 
-void loss_chart(const Comparison& c, std::ostream& out) {
+void loss_chart(const ChartRuns& runs, std::ostream& out) {
   Frame f;
   f.height = 260;
-  f.x_hi = static_cast<double>(last_step(c));
+  f.x_hi = static_cast<double>(last_step(runs));
   double lo = 1e300;
   double hi = -1e300;
   size_t heads = 0;
-  for (const auto* r : {&c.a, &c.b}) {
+  for (const RunAnalysis* r : runs) {
     for (const auto& b : r->chart) {
       heads = std::max(heads, b.head_losses.size());
       for (double v : b.head_losses) {
@@ -240,13 +256,13 @@ void loss_chart(const Comparison& c, std::ostream& out) {
   f.y_lo = std::floor(lo / step) * step;
   f.y_hi = std::ceil(hi / step) * step;
   ticks = linear_ticks(f.y_lo, f.y_hi, 5);
-  open_svg(f, "loss per head, both runs", out);
+  open_svg(f, runs.size() > 1 ? "loss per head, both runs" : "loss per head", out);
   y_axis(f, ticks, "loss (unweighted)", out);
   x_axis(f, "step", out);
-  phase_markers(f, c, false, out);
+  phase_markers(f, runs, false, out);
   const char* dashes[] = {"", "6 3"};
   int run_index = 0;
-  for (const auto* r : {&c.a, &c.b}) {
+  for (const RunAnalysis* r : runs) {
     for (size_t h = 0; h < heads; ++h) {
       out << "<polyline fill=\"none\" stroke=\"" << kHeadColors[h % 5] << "\" stroke-width=\"1.4\"";
       if (*dashes[run_index]) out << " stroke-dasharray=\"" << dashes[run_index] << "\"";
@@ -264,7 +280,7 @@ void loss_chart(const Comparison& c, std::ostream& out) {
   for (size_t h = 0; h < heads; ++h) {
     out << "<span class=\"sw\" style=\"background:" << kHeadColors[h % 5] << "\"></span>head " << h;
   }
-  out << "; solid: A, dashed: B.</p>\n";
+  out << (runs.size() > 1 ? "; solid: A, dashed: B." : ".") << "</p>\n";
 }
 
 }  // namespace recompdiag::reports::detail

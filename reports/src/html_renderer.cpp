@@ -8,9 +8,12 @@
 #include "detail/glossary.h"
 #include "detail/headline.h"
 #include "detail/html_charts.h"
+#include "detail/html_style.h"
 #include "detail/job_report.h"
+#include "detail/stretch_sections.h"
 #include "recompdiag/core/record_fields.h"
 #include "recompdiag/core/version.h"
+#include "recompdiag/reports/compile_words.h"
 #include "recompdiag/reports/renderer.h"
 #include "recompdiag/reports/story.h"
 #include "recompdiag/reports/words.h"
@@ -20,40 +23,6 @@ namespace recompdiag::reports {
 namespace {
 
 using detail::html_escape;
-
-constexpr const char* kStyle = R"(
-body{font:15px/1.45 -apple-system,"Segoe UI",Helvetica,Arial,sans-serif;color:#1d2330;margin:0;background:#f5f6f8}
-main{max-width:1160px;margin:0 auto;padding:20px 24px 48px}
-h1{margin:0 0 6px;font-size:30px}
-h2{font-size:19px;margin:30px 0 10px;border-bottom:1px solid #d9dde3;padding-bottom:4px}
-h3{font-size:15px;margin:14px 0 6px}
-.verdict{border-radius:8px;padding:18px 22px;color:#fff}
-.verdict p{margin:4px 0}
-.regression{background:#b3261e}.improvement{background:#1e7b34}.no_change{background:#44546a}
-.inconclusive{background:#6b5a2e}
-.gate{font-size:15px;opacity:.95;margin:0 0 8px}
-table.questions{width:100%;font-size:15px;margin:12px 0}
-table.questions td{white-space:normal;vertical-align:top}
-td.v-no_change{color:#1d2330;font-weight:600}td.v-open{color:#7a4b00;font-weight:600}
-.runs{opacity:.92;font-size:14px}
-.story{margin:6px 0 10px;padding-left:20px;font-size:16px}
-.story li{margin:3px 0}
-table{border-collapse:collapse;background:#fff;margin:6px 0;font-size:14px}
-th,td{border:1px solid #d9dde3;padding:4px 9px;text-align:right;white-space:nowrap}
-td.l{white-space:normal}
-th{background:#eef0f4;white-space:normal;vertical-align:bottom}
-td.l,th.l{text-align:left}
-td.v-regression{color:#b3261e;font-weight:600}td.v-improvement{color:#1e7b34;font-weight:600}
-.chart{background:#fff;border:1px solid #d9dde3;border-radius:6px;padding:6px;margin:6px 0}
-.legend{font-size:13px;color:#4a5363;margin:2px 0 0}
-.sw{display:inline-block;width:22px;height:10px;margin:0 5px 0 12px;vertical-align:middle}
-ul{margin:4px 0;padding-left:22px}
-li{margin:3px 0}
-.warn li{color:#7a4b00}
-.muted{color:#5b6473}
-pre{background:#fff;border:1px solid #d9dde3;padding:10px;overflow:auto;font-size:12px;max-height:420px}
-svg text{font:12px -apple-system,"Segoe UI",Helvetica,Arial,sans-serif;fill:#3b4352}
-)";
 
 std::string counts_cell(bool present, int64_t v) { return present ? std::to_string(v) : "&ndash;"; }
 
@@ -105,25 +74,6 @@ void compile_ledger_table(const Comparison& c, std::ostream& out) {
          "(docs/python.md): times in ms; hover a row for what it counts.</p>\n";
 }
 
-void stretches(const RunAnalysis& r, const std::string& name, double slow_factor,
-               std::ostream& out) {
-  out << "<h3>" << name << ": " << r.slow_stretch_count << " slow stretch"
-      << (r.slow_stretch_count == 1 ? "" : "es");
-  if (static_cast<size_t>(r.slow_stretch_count) > r.slow_stretches.size()) {
-    out << " (the " << r.slow_stretches.size() << " costliest shown)";
-  }
-  out << "</h3>\n";
-  if (r.slow_stretches.empty()) {
-    out << "<p class=\"muted\">No step ran over " << detail::printf_string("%g", slow_factor)
-        << "x its phase's steady median.</p>\n";
-    return;
-  }
-  out << "<ul>\n";
-  for (const auto& s : r.slow_stretches)
-    out << "<li>" << html_escape(stretch_sentence(s)) << "</li>\n";
-  out << "</ul>\n";
-}
-
 // Training quality: each measure over the pairs, the test and whether it regressed.
 void quality_table(const ConvergenceComparison& q, std::ostream& out) {
   if (q.pairs == 0) return;
@@ -158,7 +108,7 @@ void page_head(const Comparison& c, std::ostream& out) {
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
       << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       << "<title>recompdiag: " << detail::verdict_words(verdict.c_str()) << "</title>\n<style>"
-      << kStyle << "</style></head><body><main>\n";
+      << detail::kHtmlStyle << "</style></head><body><main>\n";
 
   out << "<header class=\"verdict " << verdict << "\"><h1>" << html_escape(h.title)
       << "</h1>\n<p class=\"gate\">" << html_escape(h.gate) << "</p>\n<ul class=\"story\">\n";
@@ -174,7 +124,7 @@ void page_head(const Comparison& c, std::ostream& out) {
         << "</td><td class=\"l\">" << html_escape(q.evidence) << "</td></tr>\n";
   }
   out << "</table>\n";
-  detail::step_time_chart(c, out);
+  detail::step_time_chart({&c.a, &c.b}, out);
   out << "<p class=\"runs muted\">A (baseline): " << run_line(c.a)
       << " &middot; B: " << run_line(c.b) << " &middot; threshold "
       << detail::printf_string("%.1f%%", c.options.threshold * 100.0) << ", alpha "
@@ -300,14 +250,55 @@ void switch_taxes(const Comparison& c, std::ostream& out) {
   }
 }
 
+// What torch.compile did differently in A and B: a row per compiled frame, then the graph breaks,
+// caches and eager fallbacks that differ.
+void compile_diff_section(const Comparison& c, std::ostream& out) {
+  const CompileDiff& d = c.compile_diff;
+  if (d.empty()) return;
+  out << "<h2>torch.compile: what A and B compiled differently</h2>\n";
+  if (!d.frames.empty()) {
+    out << "<table><tr><th class=\"l\">frame</th><th>A recompiles</th><th>B recompiles</th>"
+           "<th>A compile s</th><th>B compile s</th><th class=\"l\">limit reached</th>"
+           "<th class=\"l\">guards that failed on one side only</th></tr>\n";
+    for (const FrameDiff& f : d.frames) {
+      std::string guards;
+      for (const auto& [side, list] :
+           {std::make_pair("A", &f.only_a), std::make_pair("B", &f.only_b)}) {
+        for (const GuardFinding& g : *list) {
+          guards += std::string(guards.empty() ? "" : "<br>") + side + ": <code>" +
+                    html_escape(g.subject) + "</code>" +
+                    (g.cause.empty() ? "" : " (" + html_escape(g.cause) + ")");
+        }
+      }
+      const std::string limit = f.limit_a && f.limit_b ? "both"
+                                : f.limit_a            ? "A"
+                                : f.limit_b            ? "B"
+                                                       : "";
+      out << "<tr><td class=\"l\">" << html_escape(frame_name(f.function, f.file, f.line))
+          << "</td><td>" << f.recompiles_a << "</td><td>" << f.recompiles_b << "</td><td>"
+          << detail::seconds(f.compile_s_a) << "</td><td>" << detail::seconds(f.compile_s_b)
+          << "</td><td class=\"l\">" << limit << "</td><td class=\"l\">" << guards
+          << "</td></tr>\n";
+    }
+    out << "</table>\n";
+  }
+  std::vector<std::string> rest = compile_diff_lines(d);
+  rest.erase(rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(d.frames.size()));
+  if (!rest.empty()) {
+    out << "<ul>\n";
+    for (const std::string& line : rest) out << "<li>" << html_escape(line) << "</li>\n";
+    out << "</ul>\n";
+  }
+}
+
 // The charts, then each side's slow stretches with their causes and the probe counts.
 void charts_and_causes(const Comparison& c, std::ostream& out) {
   out << "<h2>Compiles and cache misses per step</h2>\n";
-  detail::events_chart(c, out);
+  detail::events_chart({&c.a, &c.b}, out);
 
   out << "<h2>Slow stretches and their causes</h2>\n";
-  stretches(c.a, "A", c.options.analysis.slow_factor, out);
-  stretches(c.b, "B", c.options.analysis.slow_factor, out);
+  detail::write_stretches_html(c.a, "A", c.options.analysis.slow_factor, out);
+  detail::write_stretches_html(c.b, "B", c.options.analysis.slow_factor, out);
   if (c.job_a) detail::write_job_html(*c.job_a, "A", out);
   if (c.job_b) detail::write_job_html(*c.job_b, "B", out);
 
@@ -319,7 +310,7 @@ void charts_and_causes(const Comparison& c, std::ostream& out) {
 // How training ended on each side, and the training-quality comparison.
 void training_outcome(const Comparison& c, std::ostream& out) {
   out << "<h2>Training outcome</h2>\n";
-  detail::loss_chart(c, out);
+  detail::loss_chart({&c.a, &c.b}, out);
   out << "<table><tr><th class=\"l\">run</th><th class=\"l\">finished</th><th>final loss</th>"
          "<th class=\"l\">final loss per head</th><th class=\"l\">loss jump per head at each "
          "switch</th></tr>\n";
@@ -410,6 +401,7 @@ void HtmlRenderer::render(const Comparison& c, std::ostream& out) const {
   count_changes_section(c, out);
   counted_costs_section(c, out);
   switch_taxes(c, out);
+  compile_diff_section(c, out);
   charts_and_causes(c, out);
   training_outcome(c, out);
   alerts_section(c, out);

@@ -7,6 +7,8 @@
 #include "detail/format.h"
 #include "detail/headline.h"
 #include "detail/job_report.h"
+#include "detail/stretch_sections.h"
+#include "recompdiag/reports/compile_words.h"
 #include "recompdiag/reports/renderer.h"
 #include "recompdiag/reports/story.h"
 #include "recompdiag/reports/words.h"
@@ -21,21 +23,6 @@ std::string run_label(const RunAnalysis& r) {
   std::string label = "`" + detail::base_name(r.path) + "`";
   if (!r.header.mode.empty()) label += " (" + r.header.mode + ")";
   return label;
-}
-
-void write_stretches(const RunAnalysis& r, const char* name, std::ostream& out) {
-  if (r.slow_stretches.empty()) return;
-  out << "\n**Slow stretches in " << name << "** (" << r.slow_stretch_count << " found";
-  if (r.slow_stretch_count > 3) out << ", costliest 3 shown";
-  out << "):\n";
-  // Stretches are in step order; show the three costliest.
-  std::vector<const SlowStretch*> top;
-  for (const auto& s : r.slow_stretches) top.push_back(&s);
-  std::stable_sort(top.begin(), top.end(), [](const SlowStretch* x, const SlowStretch* y) {
-    return x->extra_s > y->extra_s;
-  });
-  if (top.size() > 3) top.resize(3);
-  for (const SlowStretch* s : top) out << "- " << stretch_sentence(*s) << "\n";
 }
 
 // Training quality: each measure over the pairs, then each switch of the first pair.
@@ -84,6 +71,14 @@ void write_compile_ledger(const Comparison& c, std::ostream& out) {
     }
     out << "\n";
   }
+}
+
+// What torch.compile did differently in A and B, frame by frame.
+void write_compile_diff(const Comparison& c, std::ostream& out) {
+  const std::vector<std::string> lines = compile_diff_lines(c.compile_diff);
+  if (lines.empty()) return;
+  out << "\n**torch.compile, A against B** (per compiled frame):\n";
+  for (const std::string& line : lines) out << "- " << md_cell(line) << "\n";
 }
 
 }  // namespace
@@ -143,9 +138,10 @@ void MarkdownRenderer::render(const Comparison& c, std::ostream& out) const {
     }
   }
 
+  write_compile_diff(c, out);
   write_compile_ledger(c, out);
-  write_stretches(c.a, "A", out);
-  write_stretches(c.b, "B", out);
+  detail::write_stretches_markdown(c.a, "A", out);
+  detail::write_stretches_markdown(c.b, "B", out);
   if (c.job_a) detail::write_job_markdown(*c.job_a, "A", out);
   if (c.job_b) detail::write_job_markdown(*c.job_b, "B", out);
 

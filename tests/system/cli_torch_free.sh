@@ -21,6 +21,7 @@ mkdir "$tmp/bin"
 cp "$bin" "$tmp/bin/recompdiag"
 alone=$tmp/bin/recompdiag
 "$here/compare_cli_test.sh" "$alone" "$fx" || fail "compare_cli_test.sh with the front end alone"
+"$here/report_cli_test.sh" "$alone" "$fx" || fail "report_cli_test.sh with the front end alone"
 "$alone" bench compare --steps 2000 >"$tmp/out" 2>&1 || fail "bench compare: $(cat "$tmp/out")"
 grep -q "total read + compare + render" "$tmp/out" || fail "bench compare printed: $(cat "$tmp/out")"
 # Each round of a sweep in a fresh process, tabulated; --json - prints the result instead.

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "detail/format.h"
+#include "recompdiag/reports/compile_words.h"
 #include "recompdiag/reports/story.h"
 #include "recompdiag/reports/words.h"
 
@@ -88,6 +89,16 @@ Question counted_events(const Comparison& c) {
 Question training_quality(const Comparison& c) {
   const ConvergenceComparison& t = c.convergence;
   Question q{"Training quality (does not gate)", to_string(t.verdict), "", "", ""};
+  if (!c.a.outcome.loss_recorded || !c.b.outcome.loss_recorded) {
+    q.verdict = "not compared";
+    const bool neither = !c.a.outcome.loss_recorded && !c.b.outcome.loss_recorded;
+    q.evidence = std::string(neither                      ? "neither side recorded a loss"
+                             : !c.a.outcome.loss_recorded ? "A recorded no loss"
+                                                          : "B recorded no loss") +
+                 " (a loss of 0 at every step: pass the loss to the recorder, as "
+                 "step_end(loss) does)";
+    return q;
+  }
   if (t.pairs == 0) {
     q.verdict = "not compared";
     q.evidence = "no pair of runs with losses";
@@ -138,6 +149,9 @@ Headline headline(const Comparison& c) {
                             counted_cost_line(cost, c) + ".");
     }
   }
+  // Why: each cause of what torch.compile did differently, with its frame, guard and fix.
+  const std::vector<std::string> causes = compile_cause_lines(c);
+  h.finding.insert(h.finding.end(), causes.begin(), causes.end());
   if (h.finding.empty()) {
     h.finding.push_back(c.count_changes.empty()
                             ? "A and B compiled, missed caches, synced and copied alike: no count "

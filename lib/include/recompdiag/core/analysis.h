@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "recompdiag/core/compile_findings.h"
 #include "recompdiag/core/probe_counts.h"
 #include "recompdiag/core/record.h"
 #include "recompdiag/core/run_io.h"
@@ -132,6 +133,18 @@ struct AlertInstance {
   std::string message;  ///< Empty for alerts known only by rule name.
 };
 
+/// The alerts of one rule over a run: how often, where, and the first one's message.
+struct AlertGroup {
+  std::string rule;
+  int64_t count = 0;
+  int64_t first_step = 0;
+  int64_t last_step = 0;
+  std::string message;  ///< The first alert's message that has one; empty when none has.
+};
+
+/// `alerts` (in step order) grouped by rule, in the order each rule first fired. Pure.
+std::vector<AlertGroup> group_alerts(const std::vector<AlertInstance>& alerts);
+
 /// One probe signal coinciding with a slow stretch: its kind, how many, and what its words name
 /// beyond the count (reports::signal_words() words it). A field that its kind does not use is
 /// left empty or zero.
@@ -178,6 +191,9 @@ struct TrainingOutcome {
   bool finished = false;  ///< The run file has a summary line, not marked failed.
   double final_loss = 0.0;
   std::vector<double> final_head_losses;
+  /// Some step recorded a loss: a loss other than 0, or head losses. A loop that passes no loss
+  /// to its recorder writes 0 at every step, which is no loss at all.
+  bool loss_recorded = false;
 };
 
 /// One point of the per-step charts; a bucket of consecutive steps for long runs.
@@ -210,6 +226,11 @@ struct RunAnalysis {
   TrainingOutcome outcome;
   std::vector<ChartBucket> chart;
   std::vector<std::string> warnings;  ///< Skipped lines, an unfinished run, ...
+  /// torch.compile's findings: frames that recompiled with their guards and causes, the eager
+  /// cliff, graph breaks, caches; and the other compilers' compiles by reason.
+  CompileFindings compile;
+  /// The alerts grouped by rule (group_alerts() of `alerts`).
+  std::vector<AlertGroup> alert_groups;
 };
 
 /// Analyzes one run. Never throws for a valid run; a run without steps gives empty phases.

@@ -439,6 +439,9 @@ struct Comparison {
   std::optional<Signal> deciding_signal;
   /// What weakens or qualifies the verdict, in the order 0.6 warned of it.
   std::vector<Caveat> caveats;
+  /// What torch.compile did differently in the first runs of A and B, frame by frame
+  /// (diff_compile_findings() of a.compile and b.compile).
+  CompileDiff compile_diff;
 };
 
 /// Compares the runs of B against the baseline runs of A.

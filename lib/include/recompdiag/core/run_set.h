@@ -13,6 +13,7 @@
 #include "recompdiag/core/job.h"
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/core/step_columns.h"
+#include "recompdiag/core/straggler.h"
 
 namespace recompdiag {
 
@@ -41,6 +42,19 @@ std::pair<std::vector<ColumnarRun>, std::vector<ColumnarRun>> read_columnar_side
 /// that cannot be read, and as compare_run_sets() does.
 Comparison compare_run_paths(const std::vector<std::string>& a, const std::vector<std::string>& b,
                              const CompareOptions& options = {});
+
+/// One run's findings, or one job's: what `recompdiag report` reports.
+struct RunReport {
+  std::vector<std::string> paths;  ///< The run files read.
+  RunAnalysis run;                 ///< The run, or the job as one run (job_run()).
+  std::optional<JobAnalysis> job;  ///< A job's per-rank table and its stragglers.
+};
+
+/// Reads `paths`, one run file or the rank files of one data-parallel job, and analyzes the run
+/// (a job as one run, with analyze_job()). Throws InputError when `paths` is empty, when a file
+/// cannot be read (naming it), and when the files are more than one run ("one run or one job").
+RunReport report_run_paths(const std::vector<std::string>& paths,
+                           const AnalysisOptions& options = {});
 
 /// The first run of `paths` as compare_run_paths() sees it: the first file's run, or the job its
 /// rank files make (for a trace of what was compared).
