@@ -25,7 +25,9 @@ if(RECOMPDIAG_WITH_TORCH)
       set(CMAKE_CUDA_COMPILER "${RECOMPDIAG_CUDA_ROOT}/bin/nvcc")
     endif()
   endif()
-  find_package(Torch REQUIRED)
+  if(NOT RECOMPDIAG_TORCH_FROM_PATHS)  # set by RecompdiagTorchFromPython for a CUDA wheel
+    find_package(Torch REQUIRED)
+  endif()
   # TorchConfig's find_library calls search the system's folders before its own: with Debian's
   # libtorch-dev installed, a wheel's headers could meet Debian's libraries. Refuse that mix.
   get_filename_component(RECOMPDIAG_TORCH_LIBRARY_DIR "${TORCH_LIBRARY}" DIRECTORY)

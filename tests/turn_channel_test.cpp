@@ -163,12 +163,20 @@ TEST_CASE("turn channel spec: the variable's value, parsed and written") {
   CHECK(again.write_fd == 4);
   CHECK(again.every_steps == 7);
   CHECK(again.timeout_ms == 2000);
+  CHECK_FALSE(again.quiet);
+  // `ab --quiet`: the sides write no alert lines.
+  const TurnChannelSpec quiet = TurnChannelSpec::parse("3,4,quiet,every=1");
+  CHECK(quiet.quiet);
+  CHECK(quiet.every_steps == 1);
+  CHECK(TurnChannelSpec::parse(quiet.to_string()).quiet);
+  CHECK(quiet.to_string() == "3,4,every=1,timeout_ms=300000,quiet");
 }
 
 TEST_CASE("turn channel spec: a malformed value is one line naming the variable") {
-  for (const char* bad : {"", "5", "x,8", "5,-1", "5,5", "5,8,every=-2",
-                          "5,8,every=", "5,8,timeout_ms=0", "5,8,timeout_ms=1e3", "5,8,speed=3",
-                          "5,8,every", "5,8,every=1,every=2", "5, 8", "99999999999999999999,1"}) {
+  for (const char* bad :
+       {"", "5", "x,8", "5,-1", "5,5", "5,8,every=-2", "5,8,every=", "5,8,timeout_ms=0",
+        "5,8,timeout_ms=1e3", "5,8,speed=3", "5,8,every", "5,8,every=1,every=2", "5, 8",
+        "99999999999999999999,1", "5,8,quiet,quiet", "5,8,quiet=1"}) {
     CAPTURE(bad);
     const std::string what = test::input_error([&] { TurnChannelSpec::parse(bad); });
     CHECK(what.rfind("RECOMPDIAG_TURNS='", 0) == 0);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <string_view>
 
 #include "detail/analysis_parts.h"
 
@@ -82,6 +83,22 @@ RunAnalysis analyze_run(const ColumnarRun& run, const AnalysisOptions& o) {
   out.compile = find_compile_findings(run, out.phases);
   out.alert_groups = group_alerts(out.alerts);
   return out;
+}
+
+std::optional<double> gpu_busy(const PhaseAnalysis& phase) {
+  for (const SectionTotal& section : phase.steady_counts.sections.sections()) {
+    if (std::string_view(section.name) != sections::kCupti || section.steps == 0) continue;
+    for (const FieldTotal& f : section.fields) {
+      if (std::string_view(f.name) != "kernel_ms") continue;
+      // The steady steps with CUPTI records: all of them on a GPU run, where the section is on
+      // every step. Their wall time is the steady steps' in proportion.
+      const double steps_ms = phase.steady.total_s * 1000.0 * static_cast<double>(section.steps) /
+                              static_cast<double>(std::max<int64_t>(phase.steady.n, section.steps));
+      if (!(steps_ms > 0.0)) return std::nullopt;
+      return f.sum / steps_ms;
+    }
+  }
+  return std::nullopt;
 }
 
 std::vector<AlertGroup> group_alerts(const std::vector<AlertInstance>& alerts) {

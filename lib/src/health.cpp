@@ -6,6 +6,8 @@
 #include <sstream>
 #include <utility>
 
+#include "recompdiag/core/compile_findings.h"
+
 namespace recompdiag {
 namespace {
 
@@ -339,10 +341,43 @@ HealthMonitor::HealthMonitor(HealthOptions options, std::string expected_device)
   last_fired_.reserve(16);
 }
 
+bool is_compile_rule(const std::string& rule) {
+  return rule == rules::kCompileAfterWarmup || rule == rules::kRecompileBudget ||
+         rule == rules::kCompiledFallback || rule == rules::kCacheMissAfterWarmup;
+}
+
+std::string compile_subject(const EventRecord& e) {
+  const nlohmann::json& d = e.detail;
+  const auto text = [&](const char* key) {
+    const auto it = d.is_object() ? d.find(key) : d.end();
+    return d.is_object() && it != d.end() && it->is_string() ? it->get<std::string>()
+                                                             : std::string();
+  };
+  if (text("compiler") != "dynamo") return e.reason;
+  std::string file = text("file");
+  file = file.substr(file.find_last_of('/') + 1);
+  const auto line = d.find("line");
+  std::string subject =
+      text("function") + " (" + file +
+      (line != d.end() && line->is_number_integer() ? ":" + std::to_string(line->get<int64_t>())
+                                                    : std::string()) +
+      ")";
+  std::string cause = text("cause");
+  if (cause.empty()) {
+    const auto failures = d.find("guard_failures");
+    if (failures != d.end() && failures->is_array() && !failures->empty() &&
+        failures->front().is_string()) {
+      cause = guard_subject(failures->front().get<std::string>());
+    }
+  }
+  return cause.empty() ? subject : subject + ": " + cause;
+}
+
 void HealthMonitor::note_event(const EventRecord& event) {
   if (event.kind == EventKind::kCompile) {
     last_compile_reason_ = event.reason;
     last_compile_step_ = event.step;
+    last_compile_subject_ = compile_subject(event);
   }
 }
 
@@ -371,7 +406,8 @@ void HealthMonitor::raise(std::vector<Alert>& out, const char* rule, const StepR
   } else {
     it->second = step.step;
   }
-  out.push_back(Alert{rule, step.step, step.phase, std::move(evidence), advice});
+  out.push_back(Alert{rule, step.step, step.phase, std::move(evidence), advice,
+                      is_compile_rule(rule) ? last_compile_subject_ : std::string()});
 }
 
 void HealthMonitor::check_slow_step(std::vector<Alert>& out, const StepRecord& step, bool steady,

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <utility>
 
+#include "detail/alert_log.h"
 #include "detail/step_probes.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/probes/comm_probe.h"
@@ -125,10 +126,19 @@ Monitor::Monitor(torch::nn::Module* model, torch::optim::Optimizer* optimizer,
   }
   events_.reserve(static_cast<size_t>(std::min<int64_t>(options_.max_queued_events, 256)));
   if (options_.take_turns) turns_ = TurnChannel::from_environment();
+  // `ab --quiet` asks its sides for no alert lines: the run files and the report say it all.
+  if (options_.log_alerts && !(turns_ && turns_->spec().quiet)) {
+    alert_log_ = std::make_unique<detail::AlertLog>(std::cerr);
+  }
   if (options_.nvtx) nvtx_push("recompdiag:run");
 }
 
+void Monitor::finish() {
+  if (alert_log_) alert_log_->finish();
+}
+
 Monitor::~Monitor() {
+  finish();
   if (!options_.nvtx) return;
   if (in_step_) nvtx_pop();
   if (phase_range_open_) nvtx_pop();
@@ -247,10 +257,7 @@ void Monitor::end_step(StepRecord& record) {
   last_alerts_ = health_.evaluate(record);
   for (const Alert& alert : last_alerts_) {
     record.alerts.push_back(alert.rule);
-    if (options_.log_alerts) {
-      std::cerr << "recompdiag alert [" << alert.rule << "] step " << alert.step << ": "
-                << alert.evidence << ". " << alert.advice << std::endl;
-    }
+    if (alert_log_) alert_log_->write(alert);
     if (options_.on_alert) options_.on_alert(alert);
     emit(to_event(alert));
   }

@@ -187,6 +187,7 @@ void RunRecorder::close(const std::string& status) {
   s.final_loss = last_.loss;
   s.final_head_losses = last_.head_losses;
   sinks_.on_run_end(s);
+  monitor_->finish();
 }
 
 }  // namespace recompdiag::probes

@@ -28,6 +28,7 @@ class DynamoHooks:
         self._compiled = dict.fromkeys(_TRIGGER_FIELDS.values(), 0)  # since the last flush
         self._dirty = False  # a compile started since the last flush
         self._frame_compiles = 0  # the most compiles of a frame that recompiled since the flush
+        self._break_sites: dict = {}  # graph break's first line -> {site: count}, since the flush
         try:
             import torch._dynamo.callback as callback
             import torch._dynamo.convert_frame as convert_frame
@@ -56,10 +57,56 @@ class DynamoHooks:
                 lambda: setattr(convert_frame, "get_and_maybe_log_recompilation_reasons", original)
             )
 
+        self._hook_graph_break_sites()
+
         limit = _LimitWarnings(self)
         logger = logging.getLogger("torch._dynamo.convert_frame")
         logger.addHandler(limit)
         self._installed.append(lambda: logger.removeHandler(limit))
+
+    def _hook_graph_break_sites(self) -> None:
+        """Where each graph break happened in user code: dynamo's counters keep the reason only.
+        Read from the exception dynamo logs the break with (its `real_stack`, else the frame being
+        traced), by wrapping `InstructionTranslatorBase.log_graph_break` (torch 2.x); a torch
+        without it records no sites."""
+        try:
+            from torch._dynamo.symbolic_convert import InstructionTranslatorBase as translator
+        except ImportError:
+            return
+        original = getattr(translator, "log_graph_break", None)
+        if original is None:
+            return
+        hooks = self
+
+        def log_graph_break(tracer, *args, **kwargs):
+            exc = kwargs.get("exc", args[2] if len(args) > 2 else None)
+            logged = bool(getattr(exc, "logged", False))
+            out = original(tracer, *args, **kwargs)
+            if not logged:
+                # The exception's own message is dynamo's counter key (the reason logged may have
+                # "Encountered graph break when attempting to trace ..." before it).
+                reason = getattr(exc, "msg", None) or kwargs.get(
+                    "reason", args[1] if len(args) > 1 else str(exc))
+                hooks._graph_break_site(str(reason), exc, tracer)
+            return out
+
+        translator.log_graph_break = log_graph_break
+        self._installed.append(lambda: setattr(translator, "log_graph_break", original))
+
+    def _graph_break_site(self, reason: str, exc: Any, tracer: Any) -> None:
+        try:
+            stack = getattr(exc, "real_stack", None)
+            if stack:
+                frame = stack[-1]
+                site = f"{frame.filename.rsplit('/', 1)[-1]}:{frame.lineno} in {frame.name}"
+            else:
+                code = tracer.f_code
+                site = f"{code.co_filename.rsplit('/', 1)[-1]}:{tracer.lineno} in {code.co_name}"
+        except Exception:  # a frame we cannot read costs the site, never the training
+            return
+        first, _ = graph_break_words(reason)
+        sites = self._break_sites.setdefault(first, {})
+        sites[site] = sites.get(site, 0) + 1
 
     def remove(self) -> None:
         for undo in reversed(self._installed):
@@ -100,11 +147,16 @@ class DynamoHooks:
         self._monitor._add_ledger(fields)
         for reason, count in breaks.items():
             first, hints = graph_break_words(reason)
+            seen = self._break_sites.pop(first, {})
+            sites = sorted(seen, key=lambda site: -seen[site])
             text = f"torch.compile graph break{'' if count == 1 else f' ({count})'}: {first}"
+            if sites:
+                text += f", at {', '.join(sites[:3])}"
             if hints:
                 text += f"; hint: {hints[0]}"
             self._monitor.note_event("graph_break", text, {"compiler": "dynamo", "count": count,
-                                                           "reason": first, "hints": hints})
+                                                           "reason": first, "hints": hints,
+                                                           "sites": sites})
 
     # dynamo's compile callbacks: the outermost start and end of a compile
     def _compile_start(self, *args: Any) -> None:
@@ -142,10 +194,9 @@ class DynamoHooks:
         elif len(failures) == 1:
             text = failures[0]
         else:
-            older = len(failures) - 1
-            text = (f"{failures[0]} (the frame's {older} older compiled "
-                    f"version{'' if older == 1 else 's'} failed {'its' if older == 1 else 'theirs'}"
-                    f" too)")
+            # The newest failure alone: the older versions' (one per earlier recompile) are in
+            # the event's detail, and a line that grows with every recompile floods a terminal.
+            text = f"{failures[0]} (and {len(failures) - 1} older)"
         detail = {"compiler": "dynamo", "function": code.co_name, "file": code.co_filename,
                   "line": code.co_firstlineno, "guard_failures": failures,
                   "frame_compiles": len(reasons) + 1, "recompile_limit": limit}

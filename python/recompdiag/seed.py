@@ -97,13 +97,14 @@ def make_steps(model, optimizer, item_break=False):
     return train_step, optimizer_step
 
 
-def compile_steps(steps, backend, dynamic=None):
+def compile_steps(steps, backend, dynamic=None, mode=None):
     """Both steps through torch.compile, the whole model compiled: without allow_rnn dynamo breaks
-    the graph at the GRU and runs it eagerly (torch 2.x)."""
+    the graph at the GRU and runs it eagerly (torch 2.x). `mode` is torch.compile's
+    ("reduce-overhead": CUDA graphs through cudagraph trees, re-recorded for each new shape)."""
     dynamo_config = importlib.import_module("torch._dynamo").config
     if hasattr(dynamo_config, "allow_rnn"):
         dynamo_config.allow_rnn = True
-    return tuple(torch.compile(f, backend=backend, dynamic=dynamic) for f in steps)
+    return tuple(torch.compile(f, backend=backend, dynamic=dynamic, mode=mode) for f in steps)
 
 
 def parse_args(argv):
@@ -120,6 +121,9 @@ def parse_args(argv):
     p.add_argument("--num-classes", type=int, default=5)
     p.add_argument("--backend", default="inductor", help="torch.compile backend (inductor, aot_eager, eager)")
     p.add_argument("--no-compile", action="store_true", help="train eagerly (no torch.compile)")
+    p.add_argument("--compile-mode", default=None,
+                   help="torch.compile's mode (reduce-overhead: CUDA graphs, re-recorded per shape)")
+    p.add_argument("--device", default="cpu", help="where the model and the batches live (cpu, cuda)")
     p.add_argument("--fault", choices=FAULTS, help="plant one fault (see above)")
     p.add_argument("--schedule", choices=("plateau", "decay"), default="plateau",
                    help="lr schedule within a phase: Keras's ReduceLROnPlateau, or x0.9 every epoch")
@@ -148,22 +152,26 @@ def main(argv=None) -> int:
     phases = [(args.phase_epochs[0], [0.7, 0.3], 0.01), (args.phase_epochs[1], [0.99, 0.01], 0.001)]
     mutable = args.mode == "mutable"
     tensor_lr = mutable and args.fault != "lr-storm"
-    model = SeqModel(args.input_size, args.hidden, args.num_classes)
+    device = torch.device(args.device)
+    model = SeqModel(args.input_size, args.hidden, args.num_classes).to(device)
+    model.rnn.flatten_parameters()  # cuDNN's one weight buffer (a no-op on the CPU)
     params = list(model.parameters())
     # Keras's Adam epsilon; lr as a tensor (mutable) or a float (recompile).
-    optimizer = torch.optim.Adam(params, lr=torch.tensor(phases[0][2]) if tensor_lr else phases[0][2], eps=1e-7)
-    loss_weights = torch.tensor(phases[0][1]) if mutable else list(phases[0][1])
+    optimizer = torch.optim.Adam(params, lr=torch.tensor(phases[0][2], device=device) if tensor_lr
+                                 else phases[0][2], eps=1e-7)
+    loss_weights = torch.tensor(phases[0][1], device=device) if mutable else list(phases[0][1])
     train_step, optimizer_step = make_steps(model, optimizer, item_break=args.fault == "item-break")
     if not args.no_compile:
         train_step, optimizer_step = compile_steps((train_step, optimizer_step), args.backend,
-                                                   dynamic=False if args.no_dynamic else None)
+                                                   dynamic=False if args.no_dynamic else None,
+                                                   mode=args.compile_mode)
 
     monitor = None
     if not args.no_monitor:
         config = {k: v for k, v in vars(args).items() if k not in ("out", "metrics")}
         config["trainer"] = "python (recompdiag.seed)"
         monitor = Monitor(model, optimizer, args.out, mode=args.mode, config=config, seed=args.seed,
-                          metrics=args.metrics)
+                          metrics=args.metrics, device=device.type)
 
     def set_lr(lr: float, why: str):
         for g in optimizer.param_groups:
@@ -183,7 +191,7 @@ def main(argv=None) -> int:
             monitor.set_loss_weights(weights)
         if phase > 1:
             if mutable:
-                loss_weights.copy_(torch.tensor(weights))
+                loss_weights.copy_(torch.tensor(weights, device=device))
             else:
                 loss_weights = list(weights)
             if monitor:
@@ -193,7 +201,8 @@ def main(argv=None) -> int:
         current_lr = lr
         for epoch in range(epochs):
             seq_len = args.seq_len + (epoch % 3 if args.fault == "shape-change" else 0)
-            batches = make_batches(args, seq_len, generator) if epoch == 0 or args.fault == "shape-change" else batches
+            if epoch == 0 or args.fault == "shape-change":  # on the device once, as the C++ trainer
+                batches = [tuple(t.to(device) for t in b) for b in make_batches(args, seq_len, generator)]
             if monitor:
                 monitor.take_turn()
                 monitor.set_epoch(epoch)

@@ -71,6 +71,9 @@ def test_a_graph_break_is_counted_with_its_reason_and_hint(run_file):
     assert breaks and breaks[0]["step"] == 0
     assert "item()" in breaks[0]["reason"]
     assert "capture_scalar_outputs" in breaks[0]["reason"]  # dynamo's hint, the fix
+    # Where in user code it broke: the `if h.mean().item() > 0` line of compile_faults.py.
+    line = next(n for n, text in enumerate(open(compile_faults.__file__), 1) if "if h.mean().item() > 0" in text)
+    assert breaks[0]["detail"]["sites"] == [f"compile_faults.py:{line} in forward"]
     # The break's value read is guarded in the resume function: its recompile follows.
     assert any(e["detail"].get("cause") == "host_value" for e in run["event"]
                if e["event"] == "compile")

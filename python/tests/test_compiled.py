@@ -53,12 +53,12 @@ def test_a_recompile_names_its_newest_guard_failure_not_every_older_one(run_file
     m.close()
     reasons = [e for e in read_run(run_file)["event"] if e["event"] == "compile"]
     assert len(reasons) == 3
-    assert "older compiled" not in reasons[0]["reason"]
+    assert "older)" not in reasons[0]["reason"]
     last = reasons[-1]
     older = len(last["detail"]["guard_failures"]) - 1
     assert older >= 1
     assert "lr'] == 0.0025" in last["reason"]
-    assert f"the frame's {older} older compiled version" in last["reason"]
+    assert f"(and {older} older)" in last["reason"]
     assert "== 0.01" not in last["reason"]
 
 

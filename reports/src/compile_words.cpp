@@ -221,11 +221,6 @@ std::vector<std::string> compile_finding_lines(const CompileFindings& findings) 
   return lines;
 }
 
-bool is_compile_rule(const std::string& rule) {
-  return rule == "compile_after_warmup" || rule == "recompile_budget" ||
-         rule == "compiled_fallback" || rule == "cache_miss_after_warmup";
-}
-
 std::string alert_group_sentence(const AlertGroup& group) {
   std::string where =
       group.count == 1
@@ -321,6 +316,24 @@ std::vector<std::string> compile_cause_lines(const Comparison& c) {
   side_lines("B", c.b, true);
   side_lines("A", c.a, false);
   return lines;
+}
+
+std::string gpu_busy_sentence(const Comparison& c) {
+  std::vector<std::string> phases;
+  const auto busy = [](const RunAnalysis& r, int phase) -> std::optional<double> {
+    const std::optional<size_t> i = find_phase(r, phase);
+    return i ? gpu_busy(r.phases[*i]) : std::nullopt;
+  };
+  for (const PhaseComparison& p : c.phases) {
+    const std::optional<double> a = busy(c.a, p.phase);
+    const std::optional<double> b = busy(c.b, p.phase);
+    if (!a && !b) continue;
+    phases.push_back("phase " + std::to_string(p.phase) + " A " +
+                     (a ? detail::percent(*a) : std::string("n/a")) + ", B " +
+                     (b ? detail::percent(*b) : std::string("n/a")));
+  }
+  if (phases.empty()) return "";
+  return "GPU busy (kernel time over step time, steady state): " + detail::joined(phases, "; ");
 }
 
 }  // namespace recompdiag::reports

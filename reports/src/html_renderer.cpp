@@ -183,6 +183,8 @@ void phase_table(const Comparison& c, std::ostream& out) {
         << "</td></tr>\n";
   }
   out << "</table>\n";
+  const std::string busy = gpu_busy_sentence(c);
+  if (!busy.empty()) out << "<p>" << html_escape(busy) << ".</p>\n";
 }
 
 // The counts that differ exactly between the sides.

@@ -119,6 +119,9 @@ void MarkdownRenderer::render(const Comparison& c, std::ostream& out) const {
         << (p.counted_decides ? " (counted cost)" : "") << " |\n";
   }
 
+  const std::string busy = gpu_busy_sentence(c);
+  if (!busy.empty()) out << "\n" << busy << ".\n";
+
   if (!c.count_changes.empty()) {
     out << "\n**Counts compared exactly**:\n";
     for (const auto& cc : c.count_changes) {

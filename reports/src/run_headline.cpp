@@ -3,6 +3,7 @@
 #include <string>
 
 #include "detail/format.h"
+#include "recompdiag/core/health.h"
 #include "recompdiag/reports/compile_words.h"
 #include "recompdiag/reports/run_report.h"
 

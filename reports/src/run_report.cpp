@@ -12,6 +12,7 @@
 #include "detail/run_json.h"
 #include "detail/stretch_sections.h"
 #include "recompdiag/core/version.h"
+#include "recompdiag/reports/compile_words.h"
 
 namespace recompdiag::reports {
 
@@ -37,6 +38,19 @@ std::string run_facts(const RunAnalysis& r) {
          " s of steps; device " + (r.header.device_used.empty() ? "?" : r.header.device_used) +
          ", torch " + (r.header.torch_version.empty() ? "?" : r.header.torch_version) +
          (r.header.host.empty() ? "" : ", host " + r.header.host);
+}
+
+// The GPU-busy column of the phase table, where a phase has CUPTI's records.
+bool has_gpu_busy(const RunAnalysis& r) {
+  for (const PhaseAnalysis& p : r.phases) {
+    if (gpu_busy(p)) return true;
+  }
+  return false;
+}
+
+std::string busy_cell(const PhaseAnalysis& p) {
+  const std::optional<double> b = gpu_busy(p);
+  return b ? detail::percent(*b) : "n/a";
 }
 
 void markdown(const RunReport& report, std::ostream& out) {
@@ -86,9 +100,14 @@ void html(const RunReport& report, std::ostream& out) {
   detail::step_time_chart({&r}, out);
   out << "<p class=\"runs muted\">" << html_escape(run_facts(r)) << "</p>\n";
 
+  const bool busy = has_gpu_busy(r);
   out << "<h2>Step time per phase</h2>\n<table><tr><th>phase</th><th>steps</th><th>warm-up "
          "steps</th><th>steady median ms</th><th>p95 ms</th><th>all steps s</th><th>share of "
-         "the run</th></tr>\n";
+         "the run</th>"
+      << (busy ? "<th title=\"kernel time over step time in the steady state (CUPTI)\">GPU "
+                 "busy</th>"
+               : "")
+      << "</tr>\n";
   for (const PhaseAnalysis& p : r.phases) {
     out << "<tr><td>" << p.phase << "</td><td>" << p.all.n << "</td><td>" << p.warmup_steps
         << "</td><td>" << detail::ms(p.steady.median_ms) << "</td><td>"

@@ -167,6 +167,7 @@ AbExperimentResult run_ab_commands(const AbCommandsOptions& options) {
     pair.timeout_ms = options.turn_timeout_ms;
     pair.every_steps = options.turn_every_steps;
     pair.cpus = cpus;
+    pair.quiet = options.quiet;
     int codes[2] = {0, 0};
     std::string paths[2];
     for (int k = 0; k < 2; ++k) {

@@ -20,7 +20,11 @@ void add_ab_flags(CLI::App& cmd, AbFlags& f, bool with_quiet) {
                  "Pairs of runs; with 2 or more the comparison takes the run as the unit "
                  "(files DIR/NAME-1.jsonl, ...)")
       ->capture_default_str();
-  if (with_quiet) cmd.add_flag("--quiet", f.quiet, "Print the report only");
+  if (with_quiet) {
+    cmd.add_flag("--quiet", f.quiet,
+                 "Print the report only: with --a-cmd/--b-cmd the sides' Monitors write no alert "
+                 "lines either (their run files keep them)");
+  }
   cmd.add_option("--a-cmd", f.commands.a.command,
                  "Side A (the baseline) as a shell command that trains once and writes its run "
                  "file to {out}, e.g. 'build-base/my_trainer {out}'; with --b-cmd the two "
@@ -88,6 +92,7 @@ AbRunOptions ab_run_options(const AbFlags& f, const CLI::App& cmd) {
   ab.pair.repeats = f.repeats;
   ab.pair.turn_every_steps = f.turn_every_steps;
   ab.pair.cpus = f.cpus;
+  ab.pair.quiet = f.quiet;
   if (!(f.turn_timeout_s > 0.0 && f.turn_timeout_s < 1e9)) {
     throw InputError("--turn-timeout must be > 0 s, got " + std::to_string(f.turn_timeout_s));
   }

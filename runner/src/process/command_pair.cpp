@@ -69,6 +69,7 @@ void start_side(Side& side, const std::string& command, const std::string& label
   spec.write_fd = side.done.write.get();
   spec.every_steps = options.every_steps;
   spec.timeout_ms = options.timeout_ms;
+  spec.quiet = options.quiet;
   ChildProgram program;
   program.path = "/bin/sh";
   program.argv = {"sh", "-c", command};

@@ -35,6 +35,8 @@ struct CommandPairOptions {
   int64_t every_steps = 0;
   /// The CPUs both commands (and all they start) run on; empty: not pinned.
   std::vector<int> cpus;
+  /// RECOMPDIAG_TURNS's `quiet`: the sides' Monitors write no alert lines.
+  bool quiet = false;
 };
 
 /// How one command of a pair ended.

@@ -31,7 +31,8 @@ using StateKey = typename StateMap::key_type;
 
 }  // namespace
 
-SeqModelImpl::SeqModelImpl(int input_size, int hidden, int num_classes, const std::string& rnn) {
+SeqModelImpl::SeqModelImpl(int input_size, int hidden, int num_classes, const std::string& rnn)
+    : hidden_(hidden), lstm_(rnn == "lstm") {
   const int gates = rnn == "lstm" ? 4 : 3;
   // PyTorch's defaults: Linear weights and biases U(-1/sqrt(fan_in), 1/sqrt(fan_in)), recurrent
   // weights U(-1/sqrt(hidden), 1/sqrt(hidden)).
@@ -52,6 +53,19 @@ SeqModelImpl::SeqModelImpl(int input_size, int hidden, int num_classes, const st
 }
 
 std::vector<torch::Tensor> SeqModelImpl::step_parameters() const { return ordered_; }
+
+void SeqModelImpl::flatten_rnn_weights() {
+  const torch::Tensor& w_ih = ordered_[2];
+  if (!w_ih.is_cuda() || !torch::cuda::cudnn_is_available()) return;
+  torch::NoGradGuard no_grad;
+  // cuDNN's RNN modes: LSTM 2, GRU 3. Four weights a layer (both biases): stride 4. The input
+  // projection's output (`hidden`) is the cell's input size.
+  constexpr int64_t kCudnnLstm = 2;
+  constexpr int64_t kCudnnGru = 3;
+  at::_cudnn_rnn_flatten_weight({ordered_[2], ordered_[3], ordered_[4], ordered_[5]}, 4, hidden_,
+                                lstm_ ? kCudnnLstm : kCudnnGru, hidden_, /*proj_size=*/0,
+                                /*num_layers=*/1, /*batch_first=*/true, /*bidirectional=*/false);
+}
 
 std::vector<Batch> make_synthetic_batches(const TrainConfig& c, const torch::Device& device) {
   torch::NoGradGuard no_grad;

@@ -53,6 +53,7 @@ void TwoPhaseTrainer::Impl::compile(const std::vector<double>& weights, int64_t 
   auto t0 = Clock::now();
   if (has(FaultKind::kLeak) && step) leaked_steps.push_back(std::move(step));
   step = std::make_unique<CompiledStep>(spec);
+  model->flatten_rnn_weights();  // cuDNN's one buffer, kept across the recompile
   ++compiles;
   if (monitor) monitor->watch(step->unit());
   emit({EventKind::kCompile,

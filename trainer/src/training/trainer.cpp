@@ -139,6 +139,7 @@ TwoPhaseTrainer::TwoPhaseTrainer(TrainConfig config) : impl_(std::make_unique<Im
   if (m.device.is_cuda()) torch::cuda::manual_seed_all(c.seed);
   m.model = SeqModel(c.input_size, c.hidden, c.num_classes, c.rnn);
   m.model->to(m.device);
+  m.model->flatten_rnn_weights();         // on CUDA: one buffer for cuDNN, the same tensors
   m.params = m.model->step_parameters();  // Module::to moves data in place: same tensors
   m.batches = make_synthetic_batches(c, m.device);
   if (m.group) m.group->shard(m.batches);  // every rank drew the same batches: same seed

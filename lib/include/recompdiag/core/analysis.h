@@ -245,6 +245,11 @@ RunAnalysis analyze_run(const RunFile& run, const AnalysisOptions& options = {})
 std::vector<Signal> rank_phase_signals(const PhaseAnalysis& b, const PhaseAnalysis* a,
                                        const std::string& optimizer = "optimizer");
 
+/// How busy the GPU was in a phase's steady state: its kernels' time over its steps' wall time
+/// (CUPTI's `kernel_ms` summed over the steady steps that have a `cupti` section, over those
+/// steps' wall time). nullopt where no steady step has CUPTI's records (no GPU, or no CUPTI).
+std::optional<double> gpu_busy(const PhaseAnalysis& phase);
+
 /// Index of `phase` in analysis.phases, or nullopt.
 std::optional<size_t> find_phase(const RunAnalysis& analysis, int phase);
 

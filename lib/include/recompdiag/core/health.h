@@ -85,7 +85,20 @@ struct Alert {
   int phase = 1;         ///< Phase of that step.
   std::string evidence;  ///< What was measured, with numbers (and the compile reason if known).
   std::string advice;    ///< What the user can do about it.
+  /// What a compile alert is about: the frame and cause of the compile noted last ("forward
+  /// (train.py:12): new_size"), or the compile's reason for another compiler; empty for the other
+  /// rules. Alerts of one rule and subject are one alert repeated (what a log prints once).
+  std::string subject;
 };
+
+/// Whether `rule` is about compiles (compile_after_warmup, recompile_budget, compiled_fallback,
+/// cache_miss_after_warmup): its alerts carry the subject of the compile noted last.
+bool is_compile_rule(const std::string& rule);
+
+/// The subject of a compile event, as Alert::subject names it: for a torch.compile recompile its
+/// frame ("forward (train.py:12)") and cause (its key, else the guard's subject); for another
+/// compile its reason. Pure.
+std::string compile_subject(const EventRecord& compile);
 
 /// The alert as a run-file event: kind kAlert, `reason` = "<rule>: <evidence>", detail holds rule,
 /// evidence and advice.
@@ -168,6 +181,7 @@ class HealthMonitor {
   int64_t window_count_ = 0;
   int64_t window_next_ = 0;
   std::string last_compile_reason_;
+  std::string last_compile_subject_;
   int64_t last_compile_step_ = -1;
   int64_t compile_alerted_for_ = -2;    // last_compile_step_ when a compile alert last fired
   int64_t compiled_regions_seen_ = 0;   // torch.compile regions run before this step

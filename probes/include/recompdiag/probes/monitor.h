@@ -46,6 +46,9 @@ struct CompilationUnit;
 
 namespace recompdiag::probes {
 
+namespace detail {
+class AlertLog;
+}  // namespace detail
 class CommProbe;
 class CompiledProbe;
 class JitProbe;
@@ -100,7 +103,10 @@ struct MonitorOptions {
   HealthOptions health;
   /// Called on the training thread for every alert, inside end_step. Must not throw.
   std::function<void(const Alert&)> on_alert;
-  /// Writes one line per alert to stderr ("recompdiag alert [rule] step N: evidence. advice").
+  /// Writes alert lines to stderr: the first alert of each rule and subject (Alert::subject)
+  /// whole ("recompdiag alert [rule] step N: evidence. advice"), and at finish() one line per
+  /// rule and subject that repeated, with its count. Off, too, when the turn channel says `quiet`
+  /// (`recompdiag ab --quiet`). The run file keeps every alert either way.
   bool log_alerts = true;
   /// Non-owning; when set, noted events and alert events go to `event_sink->on_event` as they
   /// happen instead of the take_events() queue. Must outlive the Monitor.
@@ -144,6 +150,7 @@ class Monitor {
   /// A Monitor of a model and optimizer that LibTorch does not hold: `source` hands their tensors
   /// over at each step end. Throws as the constructor above.
   explicit Monitor(TrainingStateSource source, MonitorOptions options = {});
+  /// finish(), if not called yet.
   ~Monitor();
   Monitor(const Monitor&) = delete;
   Monitor& operator=(const Monitor&) = delete;
@@ -192,6 +199,10 @@ class Monitor {
   int phase() const { return phase_; }
   /// Seconds spent waiting for turns so far (the other run's steps, not this run's training).
   double turn_wait_s() const { return turn_wait_s_; }
+
+  /// Ends the run for the alert lines: one line per alert that repeated since its first line,
+  /// with its count (MonitorOptions::log_alerts). Once; RunRecorder::close() calls it.
+  void finish();
 
   /// Marks the start of a step. `step` is the global step; -1 continues from the previous one.
   /// With a turn channel that says `every=N` (turn_every_steps()), every Nth step
@@ -246,6 +257,7 @@ class Monitor {
   std::vector<EventRecord> events_;
   int64_t events_dropped_ = 0;
   std::vector<Alert> last_alerts_;
+  std::unique_ptr<detail::AlertLog> alert_log_;  // null: no alert lines
   int64_t step_ = 0;
   int64_t observe_all_until_ = 0;  // dispatcher: every step before this one is observed
   bool seen_step_ = false;

@@ -59,11 +59,6 @@ std::vector<std::string> compile_finding_lines(const CompileFindings& findings);
 /// 11 ..." (the first message, whole).
 std::string alert_group_sentence(const AlertGroup& group);
 
-/// Whether an alert rule is one of torch.compile's or TorchScript's (compile_after_warmup,
-/// recompile_budget, compiled_fallback, cache_miss_after_warmup): what the compile findings
-/// already name.
-bool is_compile_rule(const std::string& rule);
-
 /// One frame of the compile diff: "`wrapper` (generic.py:1075): A recompiled 0 times, B 8 times
 /// (B reached its limit); guards that failed in B only: `tensor ... size mismatch at index 1`
 /// (a new size)".
@@ -77,5 +72,10 @@ std::vector<std::string> compile_diff_lines(const CompileDiff& diff);
 /// fell back to eager or broke its graph more, one sentence per cause ("B: ..."); empty when the
 /// two compiled alike.
 std::vector<std::string> compile_cause_lines(const Comparison& comparison);
+
+/// How busy the GPU was in each phase's steady state (kernel time over step time, from CUPTI), A
+/// against B: "GPU busy (kernel time over step time, steady state): phase 1 A 82.0%, B 80.1%;
+/// phase 2 A 40.2%, B 79.9%". Empty where neither run has CUPTI's records.
+std::string gpu_busy_sentence(const Comparison& comparison);
 
 }  // namespace recompdiag::reports

@@ -58,6 +58,9 @@ struct AbCommandsOptions {
   /// runs on different vCPUs see different machines however finely they take turns: on one CPU,
   /// the pair's two halves share it. One CPU also means one intra-op thread for both sides.
   std::string cpus = "auto";
+  /// The sides' Monitors write no alert lines (RECOMPDIAG_TURNS's `quiet`): `ab --quiet`. Their
+  /// run files keep every alert, and the report names what they found.
+  bool quiet = false;
 
   /// Throws InputError with one sentence for the first invalid value: names, a command that is
   /// empty or lacks `{out}`, repeats, the turn settings.

@@ -24,8 +24,18 @@ class SeqModelImpl : public torch::nn::Module {
   /// Parameters in the order the compiled step reads them.
   std::vector<torch::Tensor> step_parameters() const;
 
+  /// On a CUDA device with cuDNN, puts the recurrent cell's four weights into one contiguous
+  /// buffer, as cuDNN's fast path needs (torch.nn.RNNBase.flatten_parameters() does the same):
+  /// the same parameter tensors, now views of it, so an optimizer's state keyed by them stays
+  /// theirs. Without it cuDNN copies them at every step, and warns ("RNN module weights are not
+  /// part of single contiguous chunk of memory"). Does nothing elsewhere. Call after moving the
+  /// model to the device and after each recompile of the step.
+  void flatten_rnn_weights();
+
  private:
   std::vector<torch::Tensor> ordered_;
+  int64_t hidden_ = 0;
+  bool lstm_ = false;
 };
 TORCH_MODULE(SeqModel);
 
