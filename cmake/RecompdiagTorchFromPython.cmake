@@ -44,17 +44,25 @@ set(TORCH_INSTALL_PREFIX "${recompdiag_torch_root}")
 set(TORCH_INCLUDE_DIRS "${recompdiag_torch_root}/include"
                        "${recompdiag_torch_root}/include/torch/csrc/api/include")
 set(TORCH_CXX_FLAGS "-D_GLIBCXX_USE_CXX11_ABI=${recompdiag_torch_abi}")
-set(TORCH_LIBRARIES)
+set(recompdiag_torch_libs)
 foreach(lib torch torch_cpu c10 torch_cuda c10_cuda)
   find_library(RECOMPDIAG_TORCH_LIB_${lib} ${lib} PATHS "${recompdiag_torch_root}/lib"
                NO_DEFAULT_PATH NO_CACHE)
   if(RECOMPDIAG_TORCH_LIB_${lib})
-    list(APPEND TORCH_LIBRARIES "${RECOMPDIAG_TORCH_LIB_${lib}}")
+    list(APPEND recompdiag_torch_libs "${RECOMPDIAG_TORCH_LIB_${lib}}")
   elseif(lib MATCHES "^(torch|torch_cpu|c10)$")
     message(FATAL_ERROR "recompdiag: the torch at ${recompdiag_torch_root} has no lib${lib}.so")
   endif()
 endforeach()
 set(TORCH_LIBRARY "${RECOMPDIAG_TORCH_LIB_torch}")
+# One imported target, as TorchConfig's `torch`: its headers, ABI flag and libraries travel with
+# whatever links it.
+add_library(torch INTERFACE IMPORTED)
+set_target_properties(torch PROPERTIES
+  INTERFACE_INCLUDE_DIRECTORIES "${TORCH_INCLUDE_DIRS}"
+  INTERFACE_COMPILE_OPTIONS "-D_GLIBCXX_USE_CXX11_ABI=${recompdiag_torch_abi}"
+  INTERFACE_LINK_LIBRARIES "${recompdiag_torch_libs}")
+set(TORCH_LIBRARIES torch)
 # The CUDA allocator's probe: c10_cuda, and the CUDA runtime's headers c10/cuda includes.
 if(RECOMPDIAG_TORCH_LIB_c10_cuda)
   set(C10_CUDA_LIBRARY "${RECOMPDIAG_TORCH_LIB_c10_cuda}")

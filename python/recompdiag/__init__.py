@@ -12,6 +12,8 @@ state, written as recompdiag run files that `recompdiag compare`, the reports an
 import json
 from typing import Iterable, Union
 
+import torch  # noqa: F401 - first: it loads the LibTorch libraries that _core links against
+
 from ._core import InputError, compare_json as _compare_json, version as __version__
 from .monitor import Monitor, Step
 

@@ -4,6 +4,7 @@ and gated by the command line; and a model the callback cannot watch, said once 
 goes on."""
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -128,3 +129,68 @@ def test_ab_turns_through_the_trainer_callback_and_gates_the_padding(tmp_path):
     assert "B: From step" in first_screen and "ran eagerly" in first_screen
     a = [json.loads(l) for l in open(tmp_path / "a.jsonl")]
     assert a[0]["turn_every_steps"] == 1
+
+
+DOC = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "python.md")
+
+# What the reader brings before docs/python.md's framework blocks: a model, arguments and data.
+HF_PREAMBLE = '''
+import sys
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel, Trainer, TrainingArguments
+
+torch.manual_seed(0)
+model = GPT2LMHeadModel(GPT2Config(n_layer=1, n_head=2, n_embd=16, vocab_size=64, n_positions=32))
+ids = torch.randint(0, 64, (16, 32))
+data = [{"input_ids": row} for row in ids]
+collate = lambda b: {"input_ids": torch.stack([x["input_ids"] for x in b]),
+                     "labels": torch.stack([x["input_ids"] for x in b])}
+args = TrainingArguments(output_dir=sys.argv[1] + ".trainer", per_device_train_batch_size=2,
+                         max_steps=6, report_to=[], save_strategy="no", use_cpu=True,
+                         disable_tqdm=True)
+'''
+LIGHTNING_PREAMBLE = '''
+import sys
+import torch
+try:
+    import lightning.pytorch as pl
+except ImportError:
+    import pytorch_lightning as pl
+
+
+class Module(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.compile(torch.nn.Linear(8, 1), backend="eager")
+
+    def training_step(self, batch, i):
+        return torch.nn.functional.mse_loss(self.net(batch[0]), batch[1])
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.01)
+
+
+module = Module()
+data = torch.utils.data.DataLoader(
+    torch.utils.data.TensorDataset(torch.randn(32, 8), torch.randn(32, 1)), batch_size=8)
+'''
+
+
+@pytest.mark.parametrize("framework", ["transformers", "lightning"])
+def test_the_docs_framework_blocks_run_as_written(tmp_path, framework):
+    pytest.importorskip(framework)
+    text = open(DOC).read().split("## In a framework")[1].split("\n## ")[0]
+    blocks = re.findall(r"```python\n(.*?)\n```", text, re.S)
+    assert len(blocks) == 2, "docs/python.md's framework section has a block per framework"
+    block = blocks[0] if framework == "transformers" else blocks[1]
+    assert f"recompdiag.integrations.{framework}" in block
+    script = tmp_path / "train.py"
+    script.write_text((HF_PREAMBLE if framework == "transformers" else LIGHTNING_PREAMBLE) + block)
+    out = tmp_path / "run.jsonl"
+    p = subprocess.run([sys.executable, str(script), str(out)], capture_output=True, text=True,
+                       timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    run = read_run(out)
+    assert len(run["step"]) == (6 if framework == "transformers" else 12)
+    assert all(s["loss"] > 0 for s in run["step"])
+    assert run["summary"][0]["status"] == "completed"
