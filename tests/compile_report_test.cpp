@@ -6,6 +6,7 @@
 #include <sstream>
 #include <string>
 
+#include "detail/format.h"
 #include "recompdiag/core/compare.h"
 #include "recompdiag/core/run_set.h"
 #include "recompdiag/reports/compile_words.h"
@@ -117,6 +118,13 @@ TEST_CASE("short_path and frame_name: a package file by its package path") {
   CHECK(frame_name("", "", 0) == "`?`");
 }
 
+TEST_CASE("html_words: escaped, each pair of backticks as code") {
+  CHECK(reports::detail::html_words("a `x<y` and `b`.") ==
+        "a <code>x&lt;y</code> and <code>b</code>.");
+  CHECK(reports::detail::html_words("one ` alone") == "one ` alone");
+  CHECK(reports::detail::html_words("") == "");
+}
+
 TEST_CASE("recompile causes: one sentence per cause, with the frames, guard, cost and fix") {
   const RunAnalysis r = analyze_run(new_size_run());
   const std::vector<std::string> lines = recompile_cause_lines(r.compile);
@@ -179,6 +187,7 @@ TEST_CASE("the run report in Markdown, HTML and JSON: the finding first") {
   CHECK(has(html.str(), "<h1>job.jsonl (python)</h1>"));
   CHECK(has(html.str(), "tensor &#39;kwargs[&#39;input_ids&#39;]&#39; size mismatch"));
   CHECK(has(html.str(), "<svg"));
+  CHECK(has(html.str(), "A new size: <code>wrapper</code> (transformers/utils/generic.py:1075)"));
   const json j = json::parse(js.str());
   CHECK(j["kind"] == "recompdiag.report");
   CHECK(j["findings"].size() == 3);
@@ -235,4 +244,34 @@ TEST_CASE("a side that recorded no loss is said so, not compared") {
   CHECK(has(md.str(),
             "| Training quality (does not gate) | **not compared** | B recorded no loss (a loss of "
             "0 at every step"));
+}
+
+TEST_CASE("GPU busy per phase: kernel time over step time, in the run report and the comparison") {
+  const auto gpu_run = [](double kernel_ms_phase2) {
+    RunFile run = compiled_run(80);
+    for (StepRecord& s : run.steps) {
+      s.phase = s.step < 40 ? 1 : 2;
+      s.step_in_phase = s.step < 40 ? s.step : s.step - 40;
+      s.cupti = CuptiStats{};
+      s.cupti->kernel_ms = s.phase == 1 ? 8.0 : kernel_ms_phase2;
+    }
+    run.events.push_back({EventKind::kPhaseStart, 40, 2, "phase 2", {{"phase", 2}}});
+    return run;
+  };
+  const RunAnalysis r = analyze_run(gpu_run(3.0));
+  REQUIRE(r.phases.size() == 2);
+  REQUIRE(gpu_busy(r.phases[0]).has_value());
+  CHECK(*gpu_busy(r.phases[0]) == doctest::Approx(0.8));
+  CHECK(*gpu_busy(r.phases[1]) == doctest::Approx(0.3));
+  CHECK_FALSE(gpu_busy(analyze_run(compiled_run(40)).phases[0]).has_value());
+  std::ostringstream md;
+  render_run_report(report_of(gpu_run(3.0)), ReportFormat::kMarkdown, md);
+  CHECK(has(md.str(), "share of the run | GPU busy |"));
+  CHECK(has(md.str(), "| 80.0% |"));
+  CHECK(has(md.str(), "| 30.0% |"));
+  const Comparison c = compare_runs(gpu_run(8.0), gpu_run(3.0));
+  CHECK(gpu_busy_sentence(c) ==
+        "GPU busy (kernel time over step time, steady state): phase 1 A 80.0%, B 80.0%; phase 2 "
+        "A 80.0%, B 30.0%");
+  CHECK(gpu_busy_sentence(compare_runs(compiled_run(40), compiled_run(40))).empty());
 }

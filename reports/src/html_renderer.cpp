@@ -112,7 +112,7 @@ void page_head(const Comparison& c, std::ostream& out) {
 
   out << "<header class=\"verdict " << verdict << "\"><h1>" << html_escape(h.title)
       << "</h1>\n<p class=\"gate\">" << html_escape(h.gate) << "</p>\n<ul class=\"story\">\n";
-  for (const std::string& line : h.finding) out << "<li>" << html_escape(line) << "</li>\n";
+  for (const std::string& line : h.finding) out << "<li>" << detail::html_words(line) << "</li>\n";
   out << "</ul></header>\n";
   out << "<table class=\"questions\"><tr><th class=\"l\">question</th><th class=\"l\">verdict"
          "</th><th class=\"l\">what it rests on</th></tr>\n";
@@ -276,7 +276,7 @@ void compile_diff_section(const Comparison& c, std::ostream& out) {
                                 : f.limit_a            ? "A"
                                 : f.limit_b            ? "B"
                                                        : "";
-      out << "<tr><td class=\"l\">" << html_escape(frame_name(f.function, f.file, f.line))
+      out << "<tr><td class=\"l\">" << detail::html_words(frame_name(f.function, f.file, f.line))
           << "</td><td>" << f.recompiles_a << "</td><td>" << f.recompiles_b << "</td><td>"
           << detail::seconds(f.compile_s_a) << "</td><td>" << detail::seconds(f.compile_s_b)
           << "</td><td class=\"l\">" << limit << "</td><td class=\"l\">" << guards
@@ -288,7 +288,7 @@ void compile_diff_section(const Comparison& c, std::ostream& out) {
   rest.erase(rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(d.frames.size()));
   if (!rest.empty()) {
     out << "<ul>\n";
-    for (const std::string& line : rest) out << "<li>" << html_escape(line) << "</li>\n";
+    for (const std::string& line : rest) out << "<li>" << detail::html_words(line) << "</li>\n";
     out << "</ul>\n";
   }
 }

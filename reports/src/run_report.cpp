@@ -61,15 +61,19 @@ void markdown(const RunReport& report, std::ostream& out) {
   if (!h.compile_alerts.empty()) {
     out << "\nCompile alerts, explained above: " << h.compile_alerts << ".\n";
   }
+  const bool busy = has_gpu_busy(r);
   out << "\n| Phase | steps | warm-up steps | steady median ms | p95 ms | all steps s | share of "
-         "the "
-         "run |\n|---|---:|---:|---:|---:|---:|---:|\n";
+         "the run |"
+      << (busy ? " GPU busy |" : "") << "\n|---|---:|---:|---:|---:|---:|---:|"
+      << (busy ? "---:|" : "") << "\n";
   for (const PhaseAnalysis& p : r.phases) {
     out << "| " << p.phase << " | " << p.all.n << " | " << p.warmup_steps << " | "
         << detail::ms(p.steady.median_ms) << " | " << detail::ms(p.steady.p95_ms) << " | "
         << detail::seconds(p.all.total_s) << " | "
-        << detail::percent(r.total_wall_s > 0 ? p.all.total_s / r.total_wall_s : 0.0) << " |\n";
+        << detail::percent(r.total_wall_s > 0 ? p.all.total_s / r.total_wall_s : 0.0) << " |"
+        << (busy ? " " + busy_cell(p) + " |" : "") << "\n";
   }
+  if (busy) out << "\nGPU busy: kernel time over step time in the steady state (CUPTI).\n";
   detail::write_stretches_markdown(r, "the run", out);
   if (report.job) detail::write_job_markdown(*report.job, "the run", out);
   out << "\nRun: " << md_cell(run_facts(r)) << ".\n";
@@ -91,11 +95,11 @@ void html(const RunReport& report, std::ostream& out) {
   out << "<header class=\"verdict " << (trouble ? "inconclusive" : "no_change") << "\"><h1>"
       << html_escape(run_name(report, false)) << "</h1>\n<p class=\"gate\">" << html_escape(h.title)
       << "</p>\n<ul class=\"story\">\n";
-  for (const std::string& line : h.findings) out << "<li>" << html_escape(line) << "</li>\n";
+  for (const std::string& line : h.findings) out << "<li>" << detail::html_words(line) << "</li>\n";
   out << "</ul></header>\n";
   if (!h.compile_alerts.empty()) {
-    out << "<p class=\"muted\">Compile alerts, explained above: " << html_escape(h.compile_alerts)
-        << ".</p>\n";
+    out << "<p class=\"muted\">Compile alerts, explained above: "
+        << detail::html_words(h.compile_alerts) << ".</p>\n";
   }
   detail::step_time_chart({&r}, out);
   out << "<p class=\"runs muted\">" << html_escape(run_facts(r)) << "</p>\n";
@@ -113,7 +117,7 @@ void html(const RunReport& report, std::ostream& out) {
         << "</td><td>" << detail::ms(p.steady.median_ms) << "</td><td>"
         << detail::ms(p.steady.p95_ms) << "</td><td>" << detail::seconds(p.all.total_s)
         << "</td><td>" << detail::percent(r.total_wall_s > 0 ? p.all.total_s / r.total_wall_s : 0.0)
-        << "</td></tr>\n";
+        << "</td>" << (busy ? "<td>" + busy_cell(p) + "</td>" : "") << "</tr>\n";
   }
   out << "</table>\n";
   out << "<h2>Compiles and cache misses per step</h2>\n";

@@ -145,6 +145,22 @@ inline std::string html_escape(const std::string& s) {
   return out;
 }
 
+/// A sentence of the words (Markdown's inline code in backticks) as HTML: escaped, each `...`
+/// pair as <code>...</code>; an unpaired backtick stays as it is.
+inline std::string html_words(const std::string& s) {
+  std::string out;
+  size_t from = 0;
+  for (;;) {
+    const size_t open = s.find('`', from);
+    const size_t close = open == std::string::npos ? open : s.find('`', open + 1);
+    if (close == std::string::npos) break;
+    out += html_escape(s.substr(from, open - from)) + "<code>" +
+           html_escape(s.substr(open + 1, close - open - 1)) + "</code>";
+    from = close + 1;
+  }
+  return out + html_escape(s.substr(from));
+}
+
 /// Escapes a cell of a Markdown table.
 inline std::string md_cell(const std::string& s) {
   std::string out;
