@@ -163,13 +163,16 @@ TEST_CASE("turn channel spec: the variable's value, parsed and written") {
   CHECK(again.write_fd == 4);
   CHECK(again.every_steps == 7);
   CHECK(again.timeout_ms == 2000);
-  CHECK_FALSE(again.quiet);
-  // `ab --quiet`: the sides write no alert lines.
-  const TurnChannelSpec quiet = TurnChannelSpec::parse("3,4,quiet,every=1");
-  CHECK(quiet.quiet);
-  CHECK(quiet.every_steps == 1);
-  CHECK(TurnChannelSpec::parse(quiet.to_string()).quiet);
-  CHECK(quiet.to_string() == "3,4,every=1,timeout_ms=300000,quiet");
+}
+
+TEST_CASE("quiet alerts from the environment: RECOMPDIAG_QUIET_ALERTS=1, nothing else") {
+  ::unsetenv(kQuietAlertsVar);
+  CHECK_FALSE(quiet_alerts_from_environment());
+  ::setenv(kQuietAlertsVar, "0", 1);
+  CHECK_FALSE(quiet_alerts_from_environment());
+  ::setenv(kQuietAlertsVar, "1", 1);
+  CHECK(quiet_alerts_from_environment());
+  ::unsetenv(kQuietAlertsVar);
 }
 
 TEST_CASE("turn channel spec: a malformed value is one line naming the variable") {

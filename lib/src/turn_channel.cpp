@@ -21,7 +21,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr char kFormat[] = "<read_fd>,<write_fd>[,every=N][,timeout_ms=T][,quiet]";
+constexpr char kFormat[] = "<read_fd>,<write_fd>[,every=N][,timeout_ms=T]";
 
 [[noreturn]] void bad_value(const std::string& value, const std::string& problem) {
   throw InputError(std::string(kTurnChannelVar) + "='" + value + "': " + problem + "; expected " +
@@ -101,8 +101,12 @@ bool write_turn_token(int fd) {
 
 std::string TurnChannelSpec::to_string() const {
   return std::to_string(read_fd) + "," + std::to_string(write_fd) +
-         ",every=" + std::to_string(every_steps) + ",timeout_ms=" + std::to_string(timeout_ms) +
-         (quiet ? ",quiet" : "");
+         ",every=" + std::to_string(every_steps) + ",timeout_ms=" + std::to_string(timeout_ms);
+}
+
+bool quiet_alerts_from_environment() {
+  const char* value = std::getenv(kQuietAlertsVar);
+  return value != nullptr && std::string(value) == "1";
 }
 
 TurnChannelSpec TurnChannelSpec::parse(const std::string& value) {
@@ -112,7 +116,7 @@ TurnChannelSpec TurnChannelSpec::parse(const std::string& value) {
   spec.read_fd = parse_fd(value, parts[0], "read end");
   spec.write_fd = parse_fd(value, parts[1], "write end");
   if (spec.read_fd == spec.write_fd) bad_value(value, "the two ends are the same descriptor");
-  bool seen_every = false, seen_timeout = false, seen_quiet = false;
+  bool seen_every = false, seen_timeout = false;
   for (size_t i = 2; i < parts.size(); ++i) {
     const std::string& part = parts[i];
     const size_t eq = part.find('=');
@@ -122,9 +126,6 @@ TurnChannelSpec TurnChannelSpec::parse(const std::string& value) {
       if (v < 0) bad_value(value, "every= takes a step count >= 0");
       spec.every_steps = v;
       seen_every = true;
-    } else if (part == "quiet" && !seen_quiet) {
-      spec.quiet = true;
-      seen_quiet = true;
     } else if (key == "timeout_ms" && !seen_timeout) {
       if (v <= 0) bad_value(value, "timeout_ms= takes milliseconds > 0");
       spec.timeout_ms = v;

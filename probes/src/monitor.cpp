@@ -127,7 +127,7 @@ Monitor::Monitor(torch::nn::Module* model, torch::optim::Optimizer* optimizer,
   events_.reserve(static_cast<size_t>(std::min<int64_t>(options_.max_queued_events, 256)));
   if (options_.take_turns) turns_ = TurnChannel::from_environment();
   // `ab --quiet` asks its sides for no alert lines: the run files and the report say it all.
-  if (options_.log_alerts && !(turns_ && turns_->spec().quiet)) {
+  if (options_.log_alerts && !quiet_alerts_from_environment()) {
     alert_log_ = std::make_unique<detail::AlertLog>(std::cerr);
   }
   if (options_.nvtx) nvtx_push("recompdiag:run");

@@ -49,14 +49,20 @@ struct Side {
   bool channel_open() const { return done.read.open(); }
 };
 
-/// The environment of this process without any turn channel of its own, plus `turns`.
-std::vector<std::string> command_environment(const TurnChannelSpec& turns) {
+/// The environment of this process without a turn channel or a quiet request of its own, plus
+/// `turns`, and RECOMPDIAG_QUIET_ALERTS=1 when `quiet`.
+std::vector<std::string> command_environment(const TurnChannelSpec& turns, bool quiet) {
   const std::string prefix = std::string(kTurnChannelVar) + "=";
+  const std::string quiet_prefix = std::string(kQuietAlertsVar) + "=";
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
-    if (std::strncmp(*e, prefix.c_str(), prefix.size()) != 0) env.emplace_back(*e);
+    if (std::strncmp(*e, prefix.c_str(), prefix.size()) != 0 &&
+        std::strncmp(*e, quiet_prefix.c_str(), quiet_prefix.size()) != 0) {
+      env.emplace_back(*e);
+    }
   }
   env.push_back(prefix + turns.to_string());
+  if (quiet) env.push_back(quiet_prefix + "1");
   return env;
 }
 
@@ -69,11 +75,10 @@ void start_side(Side& side, const std::string& command, const std::string& label
   spec.write_fd = side.done.write.get();
   spec.every_steps = options.every_steps;
   spec.timeout_ms = options.timeout_ms;
-  spec.quiet = options.quiet;
   ChildProgram program;
   program.path = "/bin/sh";
   program.argv = {"sh", "-c", command};
-  program.env = command_environment(spec);
+  program.env = command_environment(spec, options.quiet);
   program.inherit = {spec.read_fd, spec.write_fd};  // these two, alone of the pipes
   program.cpus = CpuMask::of(options.cpus);
   program.default_sigpipe = true;

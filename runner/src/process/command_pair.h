@@ -35,7 +35,7 @@ struct CommandPairOptions {
   int64_t every_steps = 0;
   /// The CPUs both commands (and all they start) run on; empty: not pinned.
   std::vector<int> cpus;
-  /// RECOMPDIAG_TURNS's `quiet`: the sides' Monitors write no alert lines.
+  /// RECOMPDIAG_QUIET_ALERTS=1 in both commands' environment: their Monitors write no alert lines.
   bool quiet = false;
 };
 

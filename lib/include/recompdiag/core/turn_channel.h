@@ -28,7 +28,15 @@ inline constexpr char kTurnChannelVar[] = "RECOMPDIAG_TURNS";
 /// the other side must take less).
 inline constexpr int64_t kDefaultTurnTimeoutMs = 300000;
 
-/// What RECOMPDIAG_TURNS holds: `<read_fd>,<write_fd>[,every=N][,timeout_ms=T][,quiet]`, e.g.
+/// The variable by which `recompdiag ab --quiet` asks its sides' Monitors for no alert lines
+/// ("1"); its own variable, not a field of RECOMPDIAG_TURNS, whose parser in a Monitor of 0.6 or
+/// before refuses a field it does not know (the side would not start).
+inline constexpr char kQuietAlertsVar[] = "RECOMPDIAG_QUIET_ALERTS";
+
+/// Whether this process's environment asks for no alert lines (kQuietAlertsVar is "1").
+bool quiet_alerts_from_environment();
+
+/// What RECOMPDIAG_TURNS holds: `<read_fd>,<write_fd>[,every=N][,timeout_ms=T]`, e.g.
 /// `5,8,timeout_ms=2000`. Plain data.
 struct TurnChannelSpec {
   /// Readable end: one byte arrives when it is this side's turn; end of file when the peer is gone.
@@ -40,10 +48,8 @@ struct TurnChannelSpec {
   int64_t every_steps = 0;
   /// How long one wait_turn() waits for the peer, in ms (> 0).
   int64_t timeout_ms = kDefaultTurnTimeoutMs;
-  /// The side writes no alert lines (`recompdiag ab --quiet`): its run file has them all.
-  bool quiet = false;
 
-  /// The variable's value ("5,8,every=0,timeout_ms=300000", ",quiet" after it when set).
+  /// The variable's value ("5,8,every=0,timeout_ms=300000").
   std::string to_string() const;
   /// Parses a value. Throws InputError with one line naming the variable and what is wrong.
   static TurnChannelSpec parse(const std::string& value);

@@ -105,8 +105,8 @@ struct MonitorOptions {
   std::function<void(const Alert&)> on_alert;
   /// Writes alert lines to stderr: the first alert of each rule and subject (Alert::subject)
   /// whole ("recompdiag alert [rule] step N: evidence. advice"), and at finish() one line per
-  /// rule and subject that repeated, with its count. Off, too, when the turn channel says `quiet`
-  /// (`recompdiag ab --quiet`). The run file keeps every alert either way.
+  /// rule and subject that repeated, with its count. Off, too, when the environment says
+  /// RECOMPDIAG_QUIET_ALERTS=1 (`recompdiag ab --quiet` sets it for its sides). The run file keeps every alert either way.
   bool log_alerts = true;
   /// Non-owning; when set, noted events and alert events go to `event_sink->on_event` as they
   /// happen instead of the take_events() queue. Must outlive the Monitor.

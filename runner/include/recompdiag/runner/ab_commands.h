@@ -58,7 +58,7 @@ struct AbCommandsOptions {
   /// runs on different vCPUs see different machines however finely they take turns: on one CPU,
   /// the pair's two halves share it. One CPU also means one intra-op thread for both sides.
   std::string cpus = "auto";
-  /// The sides' Monitors write no alert lines (RECOMPDIAG_TURNS's `quiet`): `ab --quiet`. Their
+  /// The sides' Monitors write no alert lines (RECOMPDIAG_QUIET_ALERTS=1): `ab --quiet`. Their
   /// run files keep every alert, and the report names what they found.
   bool quiet = false;
 
