@@ -266,3 +266,80 @@ TEST_CASE("a noise profile that the runs' own level jumps contradict licenses no
   CHECK_FALSE(s.phases[0].noise_contradicted);
   CHECK(s.verdict == Verdict::kRegression);
 }
+
+namespace {
+
+// One pair of a compile-dominated job that took turns step by step: a first step of `compile_a`
+// and `compile_b` ms (each a torch.compile compile), then 96 steady steps of ~0.7 ms alike.
+Pair compile_dominated(double compile_a, double compile_b, uint64_t seed, bool same_compiles) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> z(0.0, 0.03);
+  Pair p{empty_run("a.jsonl", 1), empty_run("b.jsonl", 1)};
+  for (int64_t i = 0; i < 97; ++i) {
+    add_step(p.a, i == 0 ? compile_a : 0.7 * std::exp(z(rng)));
+    add_step(p.b, i == 0 ? compile_b : 0.7 * std::exp(z(rng)));
+  }
+  for (RunFile* r : {&p.a, &p.b}) {
+    r->steps[0].compiled = CompiledStats{};
+    r->steps[0].compiled->compiles = 1;
+    r->steps[0].compiled->compile_ms = r->steps[0].wall_ms;
+  }
+  if (!same_compiles) p.b.steps[0].compiled->compiles = 2;
+  return p;
+}
+
+CompareOptions turns() {
+  CompareOptions o;
+  o.turns = true;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("step pairs: one pair of compiles dominating the phase does not decide it") {
+  // B's compile 5.6% longer than A's: one observation, the issue's false regression.
+  const Pair p = compile_dominated(800.0, 845.0, 3, true);
+  const Comparison c = compare_runs(p.a, p.b, turns());
+  REQUIRE(c.phases.size() == 1);
+  const PhaseComparison& ph = c.phases[0];
+  CHECK(ph.unit == ReplicationUnit::kStepPairs);
+  CHECK(ph.matched_compile_pairs == 1);
+  CHECK(ph.matched_compile_ratio == doctest::Approx(845.0 / 800.0));
+  CHECK_FALSE(ph.whole_decides);
+  CHECK_FALSE(ph.compile_time_decides);
+  CHECK(ph.verdict != Verdict::kRegression);
+  CHECK(c.verdict != Verdict::kRegression);
+  // The whole-phase test is of the steady steps only now: about 1.
+  CHECK(ph.whole_test.ratio == doctest::Approx(1.0).epsilon(0.03));
+  bool said = false;
+  for (const Caveat& cv : c.caveats) {
+    if (const auto* m = std::get_if<caveats::MatchedCompiles>(&cv)) {
+      said = true;
+      CHECK(m->pairs == 1);
+      CHECK_FALSE(m->spread.has_value());
+      CHECK(m->share > 0.9);
+    }
+  }
+  CHECK(said);
+}
+
+TEST_CASE("step pairs: the same compiles judged against a calibrated compile spread") {
+  const Pair p = compile_dominated(800.0, 1200.0, 4, true);  // 50% longer
+  CompareOptions o = turns();
+  o.compile_spread = 0.05;  // a compile's time spreads 5% here
+  o.compile_spread_df = 20;
+  const Comparison c = compare_runs(p.a, p.b, o);
+  CHECK(c.phases[0].compile_time_decides);
+  CHECK(c.phases[0].verdict == Verdict::kRegression);
+  CHECK(c.phases[0].decisive_ratio == doctest::Approx(1.5));
+  o.compile_spread = 0.5;  // a spread this wide hides it
+  const Comparison wide = compare_runs(p.a, p.b, o);
+  CHECK_FALSE(wide.phases[0].compile_time_decides);
+  CHECK(wide.phases[0].verdict != Verdict::kRegression);
+}
+
+TEST_CASE("step pairs: compiles that differ are left to the counted cost, not matched") {
+  const Pair p = compile_dominated(800.0, 845.0, 5, false);
+  const Comparison c = compare_runs(p.a, p.b, turns());
+  CHECK(c.phases[0].matched_compile_pairs == 0);
+}

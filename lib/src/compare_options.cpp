@@ -27,6 +27,10 @@ void CompareOptions::validate() const {
     throw InputError("--confidence must be a percentage in (0, 100), got " +
                      detail::format_number("%g", bootstrap.confidence * 100.0));
   }
+  if (compile_spread && !(*compile_spread > 0.0 && *compile_spread < 5.0)) {
+    throw InputError("--compile-spread must be a percentage in (0, 500), got " +
+                     detail::format_number("%g", *compile_spread * 100.0));
+  }
   if (bootstrap.resamples < 1) {
     throw InputError("--resamples must be >= 1, got " + std::to_string(bootstrap.resamples));
   }

@@ -237,6 +237,82 @@ bool epoch_pair_phase(PhaseComparison& pc, const SideRuns& a, const SideRuns& b,
   return true;
 }
 
+// The counted events of one step, one value per count of kProbeCounts that has a per-step
+// source (-1 where its section is absent): two steps carried the same events when these agree.
+std::vector<int64_t> step_events(const StepRecord& s) {
+  std::vector<int64_t> out;
+  for (const ProbeCountField& f : kProbeCounts) {
+    if (f.source.value == nullptr) continue;
+    out.push_back(f.source.present != nullptr && !f.source.present(s) ? -1 : f.source.value(s));
+  }
+  return out;
+}
+
+// A turn dominates its phase when it takes this many times its steady steps on either side: a
+// compile takes hundreds of steps' time, noise a few.
+constexpr double kDominantTurn = 10.0;
+// ... and the dominant turns together take at least this share of the phase, both sides.
+constexpr double kDominantShare = 0.2;
+
+// The turns left out of the whole-phase test: dominant, with the same counted events at every
+// step on both sides. Empty (`pairs` 0) unless they carry kDominantShare of the phase.
+struct MatchedTurns {
+  std::vector<char> left_out;
+  int64_t pairs = 0;
+  double a_ms = 0.0;
+  double b_ms = 0.0;
+  double share = 0.0;
+};
+
+template <class Turns, class View>
+MatchedTurns matched_compile_turns(const Turns& turns, const ColumnarRun& ra, const ColumnarRun& rb,
+                                   double steady_a_ms, double steady_b_ms, int64_t every,
+                                   View view) {
+  MatchedTurns out;
+  out.left_out.assign(turns.size(), 0);
+  double total = 0.0;
+  for (size_t k = 0; k < turns.size(); ++k) {
+    const auto [sum_a, sum_b, steps] = view(turns[k]);
+    total += sum_a + sum_b;
+    const double turn = static_cast<double>(every);
+    if (!(sum_a > kDominantTurn * steady_a_ms * turn ||
+          sum_b > kDominantTurn * steady_b_ms * turn)) {
+      continue;
+    }
+    bool same = true;
+    for (size_t i : *steps)
+      same = same && step_events(ra.steps.at(i)) == step_events(rb.steps.at(i));
+    if (!same) continue;  // the counted cost prices the events that differ
+    out.left_out[k] = 1;
+    ++out.pairs;
+    out.a_ms += sum_a;
+    out.b_ms += sum_b;
+  }
+  out.share = total > 0.0 ? (out.a_ms + out.b_ms) / total : 0.0;
+  if (out.pairs == 0 || out.share < kDominantShare)
+    return MatchedTurns{std::vector<char>(turns.size(), 0)};
+  return out;
+}
+
+// The matched compiles' durations, judged against the calibrated spread of a compile's time when
+// there is one; said either way (caveats::MatchedCompiles).
+void judge_matched_compiles(PhaseComparison& pc, const MatchedTurns& m, const CompareOptions& o,
+                            Warnings& warnings) {
+  pc.matched_compile_pairs = m.pairs;
+  pc.matched_compile_ratio = m.b_ms / m.a_ms;
+  caveats::MatchedCompiles c{pc.phase, m.pairs, m.a_ms, m.b_ms, m.share, o.compile_spread, false};
+  if (o.compile_spread && m.a_ms > 0.0 && m.b_ms > 0.0) {
+    // Each pair's log ratio has the calibrated spread; their sum's ratio, that over sqrt(pairs).
+    const double se = *o.compile_spread / std::sqrt(static_cast<double>(m.pairs));
+    stats::RatioTest t = stats::ratio_test_from_log(std::log(m.b_ms / m.a_ms), se,
+                                                    o.compile_spread_df, o.ratio_test());
+    t.n_a = t.n_b = m.pairs;
+    c.beyond_spread = t.p < o.alpha && std::abs(t.ratio - 1.0) > o.threshold;
+    pc.compile_time_test = t;
+  }
+  warnings.add(c, "");  // worded by reports::warnings(): lib's 0.6 words end with 0.7's caveats
+}
+
 // Steps per turn when both runs took turns step by step with the same grain, else 0.
 int64_t shared_turn_steps(const SideRuns& a, const SideRuns& b) {
   const int64_t every = a.files[0]->header.turn_every_steps;
@@ -247,17 +323,19 @@ int64_t shared_turn_steps(const SideRuns& a, const SideRuns& b) {
 // next to each other. Steps are paired by their place in the run files (the turns count steps from
 // the first), within the phase in both. False (pc untouched) with fewer than three turns paired.
 bool step_pair_phase(PhaseComparison& pc, const SideRuns& a, const SideRuns& b, int64_t every,
-                     const stats::RatioTestOptions& rto) {
+                     const CompareOptions& o, Warnings& warnings) {
+  const stats::RatioTestOptions rto = o.ratio_test();
   const PhaseAnalysis& fa = first_phase(a);
   const PhaseAnalysis& fb = first_phase(b);
   const ColumnarRun& ra = *a.files[0];
   const ColumnarRun& rb = *b.files[0];
   PackedColumn::Reader phase_a(ra.steps.phase_column());
   PackedColumn::Reader phase_b(rb.steps.phase_column());
-  // Per turn: the steady steps of each side, and every step's sum.
+  // Per turn: the steady steps of each side, every step's sum, and its steps' indices.
   struct Turn {
     std::vector<double> steady_a, steady_b;
     double sum_a = 0.0, sum_b = 0.0;
+    std::vector<size_t> steps;
   };
   std::vector<Turn> turns;
   int64_t position_a = 0;  // within the phase
@@ -274,15 +352,23 @@ bool step_pair_phase(PhaseComparison& pc, const SideRuns& a, const SideRuns& b, 
     Turn& t = turns[k];
     t.sum_a += ra.steps.wall_ms(i);
     t.sum_b += rb.steps.wall_ms(i);
+    t.steps.push_back(i);
     if (steady_a && steady_b) {
       t.steady_a.push_back(ra.steps.wall_ms(i));
       t.steady_b.push_back(rb.steps.wall_ms(i));
     }
   }
+  // The turns that dominate the phase with the same counted events on both sides (a first
+  // compile): one observation each, left out of the whole-phase sums and judged on their own.
+  const MatchedTurns matched = matched_compile_turns(
+      turns, ra, rb, fa.steady.median_ms, fb.steady.median_ms, every,
+      [](const Turn& t) { return std::make_tuple(t.sum_a, t.sum_b, &t.steps); });
   std::vector<double> logs;
   std::vector<double> sums_a, sums_b;
-  for (Turn& t : turns) {
-    if (t.sum_a > 0.0 && t.sum_b > 0.0 && std::isfinite(t.sum_a) && std::isfinite(t.sum_b)) {
+  for (size_t k = 0; k < turns.size(); ++k) {
+    Turn& t = turns[k];
+    if (t.sum_a > 0.0 && t.sum_b > 0.0 && std::isfinite(t.sum_a) && std::isfinite(t.sum_b) &&
+        !matched.left_out[k]) {
       sums_a.push_back(t.sum_a);
       sums_b.push_back(t.sum_b);
     }
@@ -321,6 +407,7 @@ bool step_pair_phase(PhaseComparison& pc, const SideRuns& a, const SideRuns& b, 
   pc.whole_mean_a_ms = fa.all.mean_ms;
   pc.whole_mean_b_ms = fb.all.mean_ms;
   pc.whole_test = stats::ratio_of_sums_test(block_a, block_b, rto);
+  if (matched.pairs > 0) judge_matched_compiles(pc, matched, o, warnings);
   return true;
 }
 
@@ -466,7 +553,7 @@ PhaseComparison compare_phase_timing(int phase, const SideRuns& a, const SideRun
     pc.whole_mean_b_ms = geometric_mean(wb);
     pc.whole_test = runs_test(wa, wb, levels);
   } else if (const int64_t every = o.turns ? shared_turn_steps(a, b) : 0;
-             !(every > 0 && step_pair_phase(pc, a, b, every, rto)) &&
+             !(every > 0 && step_pair_phase(pc, a, b, every, o, warnings)) &&
              !(o.turns && epoch_pair_phase(pc, a, b, rto))) {
     block_phase(pc, a, b, o, warnings);
   }
@@ -580,6 +667,11 @@ void judge_phases(std::vector<PhaseComparison>& phases, const std::vector<Counte
         whole_unit_text(pc, o) + ")";
     const bool counted_regresses = cost && cost->verdict == Verdict::kRegression;
     const bool counted_improves = cost && cost->verdict == Verdict::kImprovement;
+    // The same compiles, their times beyond how a compile's time spreads here (calibrated).
+    const auto& ct = pc.compile_time_test;
+    const bool compile_time = ct && ct->p < o.alpha;
+    const bool compile_slower = compile_time && ct->ratio > 1.0 + o.threshold;
+    const bool compile_faster = compile_time && ct->ratio < 1.0 - o.threshold;
     if (r > 1.0 + o.threshold && significant) {
       pc.verdict = Verdict::kRegression;
       pc.reason = "slower beyond the " + threshold + " threshold: " + figures;
@@ -588,6 +680,9 @@ void judge_phases(std::vector<PhaseComparison>& phases, const std::vector<Counte
       pc.counted_decides = true;
       pc.reason = "what the counted events cost is beyond the " + threshold +
                   " threshold: " + cost->text + "; steady state alone: " + figures;
+    } else if (compile_slower) {
+      pc.verdict = Verdict::kRegression;
+      pc.compile_time_decides = true;
     } else if (w > 1.0 + o.threshold && whole_significant) {
       pc.verdict = Verdict::kRegression;
       pc.whole_decides = true;
@@ -601,6 +696,9 @@ void judge_phases(std::vector<PhaseComparison>& phases, const std::vector<Counte
       pc.counted_decides = true;
       pc.reason = "what the counted events saved is beyond the " + threshold +
                   " threshold: " + cost->text + "; steady state alone: " + figures;
+    } else if (compile_faster) {
+      pc.verdict = Verdict::kImprovement;
+      pc.compile_time_decides = true;
     } else if (w < 1.0 - o.threshold && whole_significant) {
       pc.verdict = Verdict::kImprovement;
       pc.whole_decides = true;
@@ -636,9 +734,10 @@ void judge_phases(std::vector<PhaseComparison>& phases, const std::vector<Counte
       pc.reason = "cannot be told from the " + threshold + " threshold at this noise: " + figures +
                   "; about " + std::to_string(pc.runs_needed) + " runs per side would settle it";
     }
-    pc.decisive_ratio = pc.counted_decides ? 1.0 + cost->share
-                        : pc.whole_decides ? pc.whole_test.ratio
-                                           : pc.ratio.ratio;
+    pc.decisive_ratio = pc.counted_decides        ? 1.0 + cost->share
+                        : pc.compile_time_decides ? ct->ratio
+                        : pc.whole_decides        ? pc.whole_test.ratio
+                                                  : pc.ratio.ratio;
   }
 }
 

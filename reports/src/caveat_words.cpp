@@ -80,6 +80,23 @@ struct CaveatWords {
            "with one";
   }
   std::string operator()(const caveats::RunFileWarning& w) const { return w.text; }
+  std::string operator()(const caveats::MatchedCompiles& w) const {
+    const double change = w.a_ms > 0.0 ? w.b_ms / w.a_ms - 1.0 : 0.0;
+    std::string text = phase_words(w.phase) + ": the same compiles on both sides at " +
+                       detail::plural(w.pairs, "pair of steps", "pairs of steps") + ", " +
+                       detail::percent(w.share) + " of the phase's time; their times differ by " +
+                       printf_string("%+.1f%%", change * 100.0);
+    if (!w.spread) {
+      return text +
+             ", which decides nothing: one compile against another is one observation, "
+             "and how a compile's time spreads here is not measured (`recompdiag "
+             "calibrate` measures it); the whole-phase test leaves them out";
+    }
+    return text + (w.beyond_spread ? ", beyond" : ", within") + " what a compile's time spreads " +
+           "here (" + detail::percent(*w.spread) + ", calibrated)" +
+           (w.beyond_spread ? ": the phase's verdict rests on it" : ": it decides nothing") +
+           "; the whole-phase test leaves them out";
+  }
 };
 
 }  // namespace

@@ -81,6 +81,10 @@ std::string whole_figures(const PhaseComparison& p, const CompareOptions& o) {
   return "every step of the phase, warm-up and compiles included: mean " +
          printf_string("%.3g ms", p.whole_mean_a_ms) + " -> " +
          printf_string("%.3g ms", p.whole_mean_b_ms) +
+         (p.matched_compile_pairs > 0
+              ? "; without the " + detail::plural(p.matched_compile_pairs, "pair", "pairs") +
+                    " of steps with the same compiles"
+              : std::string()) +
          printf_string(", B/A %.3f", p.whole_test.ratio) + " (" +
          printf_string("%g%%", o.bootstrap.confidence * 100.0) +
          printf_string(" CI %.3f", p.whole_test.low) + printf_string("-%.3f, ", p.whole_test.high) +
@@ -175,6 +179,18 @@ std::string phase_reason(const PhaseComparison& p, const Comparison& c) {
                " is beyond the " + threshold +
                " threshold: " + (cost ? counted_cost_line(*cost, c) : std::string()) +
                "; steady state alone: " + figures;
+      }
+      if (p.compile_time_decides && p.compile_time_test) {
+        const stats::RatioTest& t = *p.compile_time_test;
+        return std::string("the same compiles took ") + (slower ? "longer" : "less time") +
+               " beyond the " + threshold +
+               " threshold and beyond how a compile's time spreads "
+               "here (" +
+               percent(o.compile_spread.value_or(0.0)) + ", calibrated): B/A " +
+               printf_string("%.3f", t.ratio) + " (" + percent(o.bootstrap.confidence) +
+               printf_string(" CI %.3f", t.low) + printf_string("-%.3f, ", t.high) + p_words(t.p) +
+               "; " + std::to_string(p.matched_compile_pairs) +
+               " pairs of steps); steady state alone: " + figures;
       }
       if (p.whole_decides) {
         return std::string(slower ? "slower" : "faster") + " beyond the " + threshold +

@@ -180,7 +180,7 @@ void phase_table(const Comparison& c, std::ostream& out) {
         << ")</td><td>" << detail::p_value(p.whole_p_holm) << "</td><td class=\"l v-"
         << to_string(p.verdict) << "\">" << detail::verdict_words(to_string(p.verdict))
         << (p.whole_decides ? " (all steps)" : "") << (p.counted_decides ? " (counted cost)" : "")
-        << "</td></tr>\n";
+        << (p.compile_time_decides ? " (compile time)" : "") << "</td></tr>\n";
   }
   out << "</table>\n";
   const std::string busy = gpu_busy_sentence(c);

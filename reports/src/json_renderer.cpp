@@ -129,6 +129,11 @@ json report_json(const Comparison& c) {
                               {"p_holm", detail::json_number(p.whole_p_holm)},
                               {"decides", p.whole_decides}};
     phases.back()["counted_decides"] = p.counted_decides;
+    phases.back()["matched_compiles"] = {
+        {"pairs", p.matched_compile_pairs},
+        {"ratio", detail::json_number(p.matched_compile_ratio)},
+        {"p", p.compile_time_test ? detail::json_number(p.compile_time_test->p) : json(nullptr)},
+        {"decides", p.compile_time_decides}};
     phases.back()["decisive_ratio"] = detail::json_number(p.decisive_ratio);
   }
   json counts = json::array();

@@ -116,7 +116,8 @@ void MarkdownRenderer::render(const Comparison& c, std::ostream& out) const {
         << " | " << detail::ms(p.p95_b_ms) << " | " << detail::ratio(p.whole_test.ratio) << " ("
         << detail::change(p.whole_test.ratio) << ") | " << detail::p_value(p.whole_p_holm) << " | "
         << detail::verdict_words(to_string(p.verdict)) << (p.whole_decides ? " (all steps)" : "")
-        << (p.counted_decides ? " (counted cost)" : "") << " |\n";
+        << (p.counted_decides ? " (counted cost)" : "")
+        << (p.compile_time_decides ? " (compile time)" : "") << " |\n";
   }
 
   const std::string busy = gpu_busy_sentence(c);

@@ -74,6 +74,15 @@ struct CompareOptions {
   /// A steady state whose second half's median differs from its first half's by more than this
   /// fraction draws a warning: the runs' conditions changed while they ran.
   double drift_warning = 0.10;
+  /// How the duration of one compile spreads between two processes of the same code: the
+  /// standard deviation of the log of one process's compile time over another's (A against A),
+  /// which `recompdiag calibrate` measures from the compilers' own clocks. Where a pair's sum is
+  /// dominated by the same compiles on both sides (caveats::MatchedCompiles), their times'
+  /// difference is judged against this; unset, it decides nothing. Not the steady steps' spread:
+  /// a compile is one long event, not a sample of steps.
+  std::optional<double> compile_spread;
+  /// Degrees of freedom of compile_spread's estimate (the pairs it was measured on, less one).
+  double compile_spread_df = std::numeric_limits<double>::infinity();
   /// Configuration keys that are meant to differ (e.g. "mode" in `recompdiag ab`): still listed
   /// in Comparison::config_differences, but not warned about.
   std::vector<std::string> expected_differences;
@@ -193,8 +202,17 @@ struct PhaseComparison {
   /// The words are the reports' (reports::phase_reason() in recompdiag/reports/words.h).
   std::string reason;
   /// The ratio the verdict rests on: the counted cost's as 1 + its share of A's phase
-  /// (counted_decides), the whole phase's (whole_decides), else the steady median's.
+  /// (counted_decides), the whole phase's (whole_decides), the matched compiles' durations
+  /// (compile_time_decides), else the steady median's.
   double decisive_ratio = 1.0;
+  /// The pairs of steps dominated by the same compiles on both sides, left out of the whole-phase
+  /// test (caveats::MatchedCompiles): how many, their ratio B/A, and, judged against a calibrated
+  /// compile spread, its test.
+  int64_t matched_compile_pairs = 0;
+  double matched_compile_ratio = 1.0;
+  std::optional<stats::RatioTest> compile_time_test;
+  /// The verdict rests on the matched compiles' durations, beyond the calibrated spread.
+  bool compile_time_decides = false;
 };
 
 /// A deterministic count that differs between the sides in one phase, compared exactly.
@@ -381,12 +399,32 @@ struct RunFileWarning {
   std::string text;
 };
 
+/// `phase`, a pair that took turns step by step: a few pairs of steps carry most of the phase's
+/// time (a first compile) and the same compiles, cache misses and other counted events on both
+/// sides. The whole-phase test leaves them out, since one pair of compiles is one observation
+/// whatever the blocks around it; their times are judged against how a compile's time spreads
+/// between two processes of the same code (CompareOptions::compile_spread), or, unmeasured, decide
+/// nothing.
+struct MatchedCompiles {
+  int phase = 0;
+  int64_t pairs = 0;  ///< Pairs of steps left out.
+  double a_ms = 0.0;  ///< Their wall time, A's and B's.
+  double b_ms = 0.0;
+  double share = 0.0;  ///< Of the phase's wall time, both sides together.
+  /// The spread the difference was judged against (CompareOptions::compile_spread), if any, and
+  /// whether the difference is beyond it: beyond the threshold with p below alpha, the phase's
+  /// verdict then rests on it (PhaseComparison::compile_time_decides).
+  std::optional<double> spread;
+  bool beyond_spread = false;
+};
+
 }  // namespace caveats
 
 /// One caveat of a comparison.
-using Caveat = std::variant<caveats::PhaseNotReached, caveats::IntervalTooNarrow,
-                            caveats::LevelsBeyondNoise, caveats::Drift, caveats::FewSteadySteps,
-                            caveats::ConfigDiffers, caveats::TurnGrains, caveats::RunFileWarning>;
+using Caveat =
+    std::variant<caveats::PhaseNotReached, caveats::IntervalTooNarrow, caveats::LevelsBeyondNoise,
+                 caveats::Drift, caveats::FewSteadySteps, caveats::ConfigDiffers,
+                 caveats::TurnGrains, caveats::RunFileWarning, caveats::MatchedCompiles>;
 
 /// Everything compare_runs() finds.
 struct Comparison {
