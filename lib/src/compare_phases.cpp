@@ -682,7 +682,7 @@ void judge_phases(std::vector<PhaseComparison>& phases, const std::vector<Counte
                   " threshold: " + cost->text + "; steady state alone: " + figures;
     } else if (compile_slower) {
       pc.verdict = Verdict::kRegression;
-      pc.compile_time_decides = true;
+      pc.compile_time_decides = true;  // 0.7: worded by reports::phase_reason() alone
     } else if (w > 1.0 + o.threshold && whole_significant) {
       pc.verdict = Verdict::kRegression;
       pc.whole_decides = true;

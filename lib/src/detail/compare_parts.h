@@ -66,9 +66,11 @@ struct Warnings {
   std::vector<Caveat>& caveats;
   std::vector<std::string>& text;
 
+  /// `words`: 0.6's, for the deprecated Comparison::warnings; empty for a caveat 0.7 added, which
+  /// only reports::warnings() words (the deprecated list leaves it out).
   void add(Caveat caveat, std::string words) {
     caveats.push_back(std::move(caveat));
-    text.push_back(std::move(words));
+    if (!words.empty()) text.push_back(std::move(words));
   }
 };
 

@@ -462,7 +462,7 @@ struct Comparison {
   /// worded it (reports::time_summary()).
   std::string time_summary;
   /// Deprecated since 0.7, removed in 0.8: the caveats in words, as 0.6 worded them
-  /// (reports::warnings()).
+  /// (reports::warnings()); the kinds of caveat 0.7 added (MatchedCompiles) are not in it.
   std::vector<std::string> warnings;
   /// When the first run of A (of B) is a data-parallel job: its per-rank table and stragglers.
   std::optional<JobAnalysis> job_a;
