@@ -7,11 +7,9 @@
 
 namespace recompdiag::reports {
 
-bool prometheus_available() { return false; }
+namespace {
 
-std::unique_ptr<RecordSink> make_metrics_sink(const MetricsOptions& options) {
-  validate(options);
-  if (!metrics_requested(options)) return nullptr;
+[[noreturn]] void refuse() {
   throw InputError(
       "--metrics-addr/--pushgateway: this recompdiag was built "
       "without the Prometheus exporter "
@@ -19,5 +17,32 @@ std::unique_ptr<RecordSink> make_metrics_sink(const MetricsOptions& options) {
       "install prometheus-cpp-dev and "
       "rebuild)");
 }
+
+}  // namespace
+
+bool prometheus_available() { return false; }
+
+std::unique_ptr<RecordSink> make_metrics_sink(const MetricsOptions& options) {
+  validate(options);
+  if (!metrics_requested(options)) return nullptr;
+  refuse();
+}
+
+// The exporter's class exists in this build too, for code that names it (the Python module): it
+// cannot be made, so none of its other members is ever called.
+struct PrometheusExporter::Impl {};
+
+PrometheusExporter::PrometheusExporter(const MetricsOptions& options) {
+  validate(options);
+  refuse();
+}
+PrometheusExporter::~PrometheusExporter() = default;
+void PrometheusExporter::on_run_start(const RunHeader&) {}
+void PrometheusExporter::on_step(const StepRecord&) {}
+void PrometheusExporter::on_event(const EventRecord&) {}
+void PrometheusExporter::on_run_end(const RunSummary&) {}
+int PrometheusExporter::bound_port() const { return 0; }
+std::string PrometheusExporter::metrics_url() const { return ""; }
+std::string PrometheusExporter::exposition() const { return ""; }
 
 }  // namespace recompdiag::reports
