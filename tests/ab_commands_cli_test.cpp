@@ -133,7 +133,7 @@ TEST_CASE(
   SUBCASE("--no-monitor: through the trainer") { monitor = " --no-monitor"; }
   const std::string ab =
       ab_line(train_cmd("--mode recompile" + monitor), train_cmd("--mode mutable" + monitor), out,
-              "--a-name base --b-name new --quiet --turn-every 0");
+              "--a-name base --b-name new --quiet --turn-every 0 --first-turn a");
   const test::CliOutcome o = run_on_terminal(ab, have_script);
   CAPTURE(o.output);
   REQUIRE((o.exit_code == 0 || o.exit_code == 1));  // a verdict, whichever the noise allows
@@ -148,7 +148,7 @@ TEST_CASE(
     MESSAGE("no /usr/bin/script: the order of the epochs is not checked");
     return;
   }
-  CHECK(epoch_order(o.output) == "ababababab");  // A has the first turn in the first pair
+  CHECK(epoch_order(o.output) == "ababababab");  // --first-turn a
 }
 
 TEST_CASE("ab --a-cmd/--b-cmd: a data-parallel side takes its turns through rank 0") {
@@ -283,6 +283,31 @@ TEST_CASE("ab --a-cmd/--b-cmd: repeats and a command that cannot start") {
   }
 }
 
+TEST_CASE("ab --a-cmd/--b-cmd: each pair's first turn is drawn or asked, and recorded") {
+  test::TempDir dir;
+  const std::string out = dir.file("ab");
+  const std::string fixtures = RECOMPDIAG_FIXTURES_DIR;
+  const std::string copy = "cp " + fixtures + "/compare_baseline.jsonl {out}";
+  const auto firsts = [&](const std::string& flags) {
+    const test::CliOutcome o = run_shell(ab_line(copy, copy, out, "--repeats 4 " + flags));
+    CAPTURE(o.output);
+    CHECK(o.exit_code == 0);
+    const nlohmann::json pairs = nlohmann::json::parse(test::read_text(out + "/pairs.json"));
+    std::string first;
+    for (const auto& p : pairs["pairs"]) {
+      first += p["first"].get<std::string>();
+      CHECK(p["started_together"] == true);  // both ended at once: nothing to wait for
+    }
+    return first;
+  };
+  CHECK(firsts("--first-turn a") == "aaaa");
+  CHECK(firsts("--first-turn b") == "bbbb");
+  CHECK(firsts("--first-turn alternate") == "abab");
+  const std::string drawn = firsts("");
+  CHECK(drawn.size() == 4);
+  CHECK(drawn.find_first_not_of("ab") == std::string::npos);
+}
+
 TEST_CASE("ab --a-cmd/--b-cmd: bad input is one line and exit 2, before anything runs") {
   test::TempDir dir;
   const std::string out = dir.file("ab");
@@ -298,6 +323,9 @@ TEST_CASE("ab --a-cmd/--b-cmd: bad input is one line and exit 2, before anything
       {"--a-cmd 'true {out}' --b-cmd 'true {out}' --a-name x --b-name x", "both named 'x'"},
       {"--a-cmd 'true {out}' --b-cmd 'true {out}' --turn-timeout 0", "--turn-timeout must be > 0"},
       {"--a-name x", "--a-name applies to --a-cmd/--b-cmd runs"},
+      {"--a-cmd 'true {out}' --b-cmd 'true {out}' --first-turn c",
+       "--first-turn must be random, a, b or alternate, got 'c'"},
+      {"--a-cmd 'true {out}' --b-cmd 'true {out}' --start-wait -1", "--start-wait must be >= 0 s"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.args);

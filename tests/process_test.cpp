@@ -9,10 +9,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "recompdiag/core/error.h"
 #include "recompdiag/runner/ab_sides.h"
@@ -125,4 +128,26 @@ TEST_CASE("process: run_capturing returns the child's stdout and status; spawn_l
           std::string::npos);
   }
   CHECK(std::filesystem::exists(own_executable()));
+}
+
+TEST_CASE("process: a process group's CPU time grows while it works, not while it waits") {
+  const auto group = [](const char* script) {
+    ChildProgram p;
+    p.path = "/bin/sh";
+    p.argv = {"sh", "-c", script};
+    for (char** e = environ; *e != nullptr; ++e) p.env.emplace_back(*e);
+    return spawn_process(p, "a test group");
+  };
+  const pid_t idle = group("sleep 2");
+  const pid_t busy = group("i=0; while [ $i -lt 2000000 ]; do i=$((i+1)); done");
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  const int64_t idle_ticks = process_group_cpu_ticks(idle);
+  const int64_t busy_ticks = process_group_cpu_ticks(busy);
+  CHECK(idle_ticks <= 2);
+  CHECK(busy_ticks >= 10);  // 0.1 s of CPU in 0.6 s
+  CHECK(process_group_cpu_ticks(999999999) == 0);
+  for (pid_t pid : {idle, busy}) {
+    ::kill(-pid, SIGKILL);
+    wait_process(pid);
+  }
 }

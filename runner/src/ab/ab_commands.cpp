@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <random>
 #include <vector>
 
 #include "process/command_pair.h"
@@ -120,6 +121,12 @@ void AbCommandsOptions::validate() const {
     }
   }
   if (repeats < 1) throw InputError("--repeats must be >= 1, got " + std::to_string(repeats));
+  if (first != "random" && first != "a" && first != "b" && first != "alternate") {
+    throw InputError("--first-turn must be random, a, b or alternate, got '" + first + "'");
+  }
+  if (start_wait_ms < 0) {
+    throw InputError("--start-wait must be >= 0 s, got " + std::to_string(start_wait_ms) + " ms");
+  }
   if (turn_timeout_ms <= 0) {
     throw InputError("--turn-timeout must be > 0 s, got " + std::to_string(turn_timeout_ms) +
                      " ms");
@@ -161,9 +168,15 @@ AbExperimentResult run_ab_commands(const AbCommandsOptions& options) {
   const std::vector<int> cpus = parse_cpus(options.cpus, "--cpus");
   // SIGINT and SIGTERM reach the commands through here; each trainer stops after its step.
   ForwardSignals forward;
+  std::mt19937_64 draw(options.seed != 0 ? options.seed : std::random_device{}());
   for (int i = 1; i <= options.repeats && result.exit_code == 0; ++i) {
     detail::CommandPairOptions pair;
-    pair.first = i % 2 == 1 ? 0 : 1;  // neither side always warms the machine up
+    // Neither side always meets the machine first: drawn per pair, or as asked.
+    pair.first = options.first == "a"           ? 0
+                 : options.first == "b"         ? 1
+                 : options.first == "alternate" ? (i % 2 == 1 ? 0 : 1)
+                                                : static_cast<int>(draw() & 1u);
+    pair.start_wait_ms = options.start_wait_ms;
     pair.timeout_ms = options.turn_timeout_ms;
     pair.every_steps = options.turn_every_steps;
     pair.cpus = cpus;
@@ -178,7 +191,10 @@ AbExperimentResult run_ab_commands(const AbCommandsOptions& options) {
       paths[k] = options.run_path(side, i);
       remove_run_files(paths[k]);
     }
-    const std::array<detail::CommandOutcome, 2> outcomes = detail::run_command_pair(pair, forward);
+    detail::PairStart start;
+    const std::array<detail::CommandOutcome, 2> outcomes =
+        detail::run_command_pair(pair, forward, &start);
+    result.pairs.push_back({pair.first == 0 ? 'a' : 'b', start.wait_s, start.together});
     for (int k = 0; k < 2; ++k) {
       const std::vector<std::string> files = written_run_files(paths[k]);
       codes[k] = judge(outcomes[k], pair.labels[k], pair.commands[k], paths[k], !files.empty(),

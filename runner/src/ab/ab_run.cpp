@@ -2,6 +2,8 @@
 
 #include "recompdiag/runner/ab_run.h"
 
+#include <cstdio>
+#include <nlohmann/json.hpp>
 #include <ostream>
 
 #include "recompdiag/core/error.h"
@@ -16,11 +18,45 @@ void AbRunOptions::validate() const {
   pair.validate();
 }
 
+namespace {
+
+// DIR/pairs.json: which side took each pair's first turn, and whether both had started.
+void write_pairs(const std::vector<PairTurns>& pairs, const std::string& out_dir) {
+  nlohmann::ordered_json j = {
+      {"type", "ab_pairs"}, {"schema", 1}, {"pairs", nlohmann::json::array()}};
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    j["pairs"].push_back({{"pair", i + 1},
+                          {"first", std::string(1, pairs[i].first)},
+                          {"start_wait_s", pairs[i].start_wait_s},
+                          {"started_together", pairs[i].started_together}});
+  }
+  reports::write_file_atomically(out_dir + "/pairs.json", j.dump(2) + "\n");
+}
+
+// "pair 1: B took the first turn, both started first (2.31 s)".
+std::string pairs_line(const std::vector<PairTurns>& pairs) {
+  std::string line;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    char wait[32];
+    std::snprintf(wait, sizeof wait, "%.2f s", pairs[i].start_wait_s);
+    line += std::string(i == 0 ? "" : "; ") + "pair " + std::to_string(i + 1) + ": " +
+            static_cast<char>(pairs[i].first - 'a' + 'A') + " took the first turn, " +
+            (pairs[i].started_together
+                 ? "both sides started first (" + std::string(wait) + ")"
+                 : "not waited for both sides' start (" + std::string(wait) + ")");
+  }
+  return line;
+}
+
+}  // namespace
+
 int report_ab(const AbExperimentResult& runs, const Gate& gate, const std::string& out_dir,
               bool quiet, std::ostream& out, std::ostream& err) {
   if (runs.exit_code != 0) return side_failed_exit_code(runs.exit_code);
   const Comparison c = compare_run_paths(runs.a_paths, runs.b_paths, gate.compare);
   out << reports::write_reports(c, out_dir);
+  if (!runs.pairs.empty()) write_pairs(runs.pairs, out_dir);
+  if (!quiet && !runs.pairs.empty()) out << "\n" << pairs_line(runs.pairs) << "\n";
   if (!quiet) out << "\nreports: " << out_dir << "/report.{md,html,json}\n";
   out.flush();
   return gate.exit_code(c, err);

@@ -41,6 +41,15 @@ void add_ab_flags(CLI::App& cmd, AbFlags& f, bool with_quiet) {
                  "without turns, and a side may leave its turn unread after the other ended "
                  "before it is stopped")
       ->capture_default_str();
+  cmd.add_option("--first-turn", f.commands.first,
+                 "With --a-cmd/--b-cmd: which side takes each pair's first turn: random (drawn per "
+                 "pair, recorded in DIR/pairs.json), a, b or alternate")
+      ->capture_default_str();
+  cmd.add_option("--start-wait", f.start_wait_s,
+                 "With --a-cmd/--b-cmd: seconds each pair's first turn waits for both commands to "
+                 "have started (each waiting for its first turn), so that neither side's first "
+                 "steps run beside the other's start-up; 0: at once")
+      ->capture_default_str();
   cmd.add_option("--turn-every", f.turn_every_steps,
                  "Steps per turn: the two runs of a pair alternate every N steps, so that a level "
                  "the machine holds for a second or more falls on both (0: at epoch boundaries; "
@@ -97,6 +106,10 @@ AbRunOptions ab_run_options(const AbFlags& f, const CLI::App& cmd) {
     throw InputError("--turn-timeout must be > 0 s, got " + std::to_string(f.turn_timeout_s));
   }
   ab.pair.turn_timeout_ms = static_cast<int64_t>(f.turn_timeout_s * 1000.0 + 0.5);
+  if (!(f.start_wait_s >= 0.0 && f.start_wait_s < 1e9)) {
+    throw InputError("--start-wait must be >= 0 s, got " + std::to_string(f.start_wait_s));
+  }
+  ab.pair.start_wait_ms = static_cast<int64_t>(f.start_wait_s * 1000.0 + 0.5);
   ab.gate = ab_gate(f);
   ab.quiet = f.quiet;
   return ab;

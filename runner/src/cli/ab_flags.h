@@ -22,6 +22,7 @@ struct AbFlags {
   // Two commands (two builds) instead of the built-in modes.
   AbCommandsOptions commands;
   double turn_timeout_s = static_cast<double>(kDefaultTurnTimeoutMs) / 1000.0;
+  double start_wait_s = 60.0;
 };
 
 /// Adds ab's shared flags to `cmd`, bound to `flags` (which must outlive parsing): --out-dir, the

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "recompdiag/core/error.h"
@@ -182,10 +183,41 @@ void stop_if_never_reads(Side& side, const Side& other, const CommandPairOptions
   side.stopped_at = now;
 }
 
+// A side has started when its process group has used no CPU for this long: it waits for its
+// first turn (or has ended). A tick is 10 ms; start-up (an interpreter's imports, a library's
+// loading) uses CPU all the while.
+constexpr auto kIdleToStart = std::chrono::milliseconds(300);
+constexpr auto kStartPoll = std::chrono::milliseconds(50);
+
+/// Waits until both sides have started (kIdleToStart without CPU, or ended), at most `wait_ms`, a
+/// forwarded signal ending the wait. Returns whether both had.
+bool wait_for_start(Side (&sides)[2], int64_t wait_ms, ForwardSignals& forward) {
+  const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(wait_ms);
+  int64_t ticks[2] = {-1, -1};
+  Clock::time_point still_since[2];
+  for (;;) {
+    const Clock::time_point now = Clock::now();
+    bool started = true;
+    for (int i = 0; i < 2; ++i) {
+      reap(sides[i], sides[1 - i], forward);
+      if (sides[i].ended) continue;
+      const int64_t t = process_group_cpu_ticks(sides[i].pid);
+      if (t != ticks[i]) {
+        ticks[i] = t;
+        still_since[i] = now;
+      }
+      started = started && now - still_since[i] >= kIdleToStart;
+    }
+    if (started) return true;
+    if (now >= deadline || forward.signal() != 0) return false;
+    std::this_thread::sleep_for(kStartPoll);
+  }
+}
+
 }  // namespace
 
 std::array<CommandOutcome, 2> run_command_pair(const CommandPairOptions& options,
-                                               ForwardSignals& forward) {
+                                               ForwardSignals& forward, PairStart* start) {
   Side sides[2];
   for (Side& s : sides) {
     s.go = Pipe::make("the turns");
@@ -203,6 +235,13 @@ std::array<CommandOutcome, 2> run_command_pair(const CommandPairOptions& options
       }
       throw;
     }
+  }
+  const Clock::time_point began = Clock::now();
+  const bool together =
+      options.start_wait_ms > 0 && wait_for_start(sides, options.start_wait_ms, forward);
+  if (start) {
+    start->wait_s = std::chrono::duration<double>(Clock::now() - began).count();
+    start->together = together;
   }
   give_turn(sides[options.first]);
   while (!(sides[0].ended && sides[1].ended)) {

@@ -29,6 +29,10 @@ struct CommandPairOptions {
   std::array<std::string, 2> labels;
   /// Which side has the first turn (0: A).
   int first = 0;
+  /// How long the first turn waits for both sides to have started: until each side's process
+  /// group has used no CPU for a while (it waits for its first turn, or is gone), at most this.
+  /// 0: the first turn at once.
+  int64_t start_wait_ms = 0;
   /// RECOMPDIAG_TURNS's timeout_ms and every=, for both sides. A side that leaves a turn unread
   /// for timeout_ms after the other side has ended is stopped.
   int64_t timeout_ms = 0;
@@ -39,6 +43,15 @@ struct CommandPairOptions {
   bool quiet = false;
 };
 
+/// How the pair started.
+struct PairStart {
+  /// Seconds from the start of both commands until the first turn was given.
+  double wait_s = 0.0;
+  /// Both sides were waiting (or gone) when the first turn was given; false when start_wait_ms
+  /// ran out first (a side that never waits for a turn, or starts slower than that).
+  bool together = false;
+};
+
 /// How one command of a pair ended.
 struct CommandOutcome {
   int wait_status = 0;  ///< waitpid's status.
@@ -47,13 +60,15 @@ struct CommandOutcome {
   bool stopped = false;
 };
 
-/// Starts both commands with their turn channels, gives `first` the first turn, relays every
+/// Starts both commands with their turn channels, waits for both to have started (start_wait_ms:
+/// so that neither side's first steps run beside the other's start-up), gives `first` the first
+/// turn, relays every
 /// passed turn to the other side while both take turns (a side whose channel closes, or which
 /// ends, lets the other run on alone: its channel reads end of file), and waits for both. Each
 /// command's process group is registered with `forward` while it runs. Throws IoError when a
 /// pipe or a process cannot be created (a side already started is killed and waited for first).
 /// Not thread-safe (forks).
 std::array<CommandOutcome, 2> run_command_pair(const CommandPairOptions& options,
-                                               ForwardSignals& forward);
+                                               ForwardSignals& forward, PairStart* start = nullptr);
 
 }  // namespace recompdiag::runner::detail

@@ -194,6 +194,33 @@ void pin_to_cpus(const CpuMask& mask) {
                             reinterpret_cast<const cpu_set_t*>(mask.bits.data()));
 }
 
+int64_t process_group_cpu_ticks(pid_t pgid) {
+  int64_t ticks = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(in, line)) continue;  // gone since the listing
+    // "pid (comm) state ppid pgrp ... utime stime": comm may hold spaces and parentheses, so the
+    // fields are counted from the last ')'.
+    const size_t close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream fields(line.substr(close + 2));
+    std::string state;
+    long long ppid = 0, pgrp = 0;
+    fields >> state >> ppid >> pgrp;
+    if (!fields || pgrp != pgid) continue;
+    std::string skip;
+    for (int i = 0; i < 8; ++i) fields >> skip;  // session ... cmajflt: fields 6-13
+    long long utime = 0, stime = 0;
+    fields >> utime >> stime;
+    if (fields) ticks += utime + stime;
+  }
+  return ticks;
+}
+
 std::vector<std::string> own_command_line() {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
   const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

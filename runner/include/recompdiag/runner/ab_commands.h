@@ -43,8 +43,18 @@ struct AbCommandsOptions {
   AbCommandSide b{"b", ""};
   /// Where the run files go (created when missing).
   std::string out_dir = "recompdiag-ab";
-  /// Pairs of runs. Pair i gives A the first turn when i is odd, B when it is even.
+  /// Pairs of runs.
   int repeats = 1;
+  /// Which side takes each pair's first turn: "random" (the default: drawn per pair from `seed`,
+  /// so that no side always meets the machine first; recorded in AbExperimentResult::pairs),
+  /// "a", "b", or "alternate" (A in odd pairs, B in even ones, as before 0.7).
+  std::string first = "random";
+  /// The draw of the first turns; 0: from the clock.
+  uint64_t seed = 0;
+  /// How long each pair's first turn waits for both commands to have started (each waits for its
+  /// first turn, its process group using no CPU for 0.3 s), so that neither side's first steps
+  /// run beside the other's start-up; then it is given anyway (a side that takes no turns).
+  int64_t start_wait_ms = 60000;
   /// How long a side waits for a turn before it trains on without turns (it says so on stderr and
   /// in its run file); also how long a side may leave a turn unread after the other side has
   /// ended before it is stopped (a command that holds the channel but takes no turns).
@@ -63,7 +73,7 @@ struct AbCommandsOptions {
   bool quiet = false;
 
   /// Throws InputError with one sentence for the first invalid value: names, a command that is
-  /// empty or lacks `{out}`, repeats, the turn settings.
+  /// empty or lacks `{out}`, repeats, the first turn's policy, the turn settings.
   void validate() const;
   /// The run file of `side` ('a' or 'b') in repeat `repeat` (1-based).
   std::string run_path(char side, int repeat) const;

@@ -10,6 +10,15 @@
 
 namespace recompdiag::runner {
 
+/// How one pair of an experiment took its turns.
+struct PairTurns {
+  char first = 'a';  ///< The side given the first turn: 'a' or 'b'.
+  /// Seconds the first turn waited for both sides to start, and whether both had (else the wait
+  /// ran out). Two commands' pairs only; the built-in modes start from one process, forked.
+  double start_wait_s = 0.0;
+  bool started_together = false;
+};
+
 /// What an experiment produced.
 struct AbExperimentResult {
   /// Side A's run files, repeat 1 first; with a world size, every rank file of each run, by rank.
@@ -19,6 +28,8 @@ struct AbExperimentResult {
   /// failed or was killed, 3: it crashed; a job's code is wait_for_ranks()'s: 3 when a rank
   /// crashed), which the CLI exits with. Runs after a failed one are not started.
   int exit_code = 0;
+  /// Each pair's turns, in order (two commands' experiments; empty for the built-in modes).
+  std::vector<PairTurns> pairs;
 };
 
 /// Throws InputError (one line) unless `name` can name a side's run files: letters, digits, '-',

@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -114,6 +115,11 @@ struct ChildProgram {
 /// fork_into_group() (`what` names the child in a fork failure), then exec of `program` in the
 /// child. Returns the child's pid; throws IoError when the fork fails.
 pid_t spawn_process(const ChildProgram& program, const std::string& what);
+
+/// The CPU time (user and system, in clock ticks) used so far by the live processes of process
+/// group `pgid`, from /proc/PID/stat; 0 when none is found. A group whose time stops growing is
+/// waiting (blocked in a read, a sleep) or gone.
+int64_t process_group_cpu_ticks(pid_t pgid);
 
 /// This process's arguments, from /proc/self/cmdline (empty when it cannot be read).
 std::vector<std::string> own_command_line();
