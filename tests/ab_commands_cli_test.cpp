@@ -308,6 +308,26 @@ TEST_CASE("ab --a-cmd/--b-cmd: each pair's first turn is drawn or asked, and rec
   CHECK(drawn.find_first_not_of("ab") == std::string::npos);
 }
 
+TEST_CASE("ab --until-decided: pairs until a verdict, each look at its spent level") {
+  test::TempDir dir;
+  const std::string out = dir.file("ab");
+  const std::string fixtures = RECOMPDIAG_FIXTURES_DIR;
+  const auto copy = [&](const char* name) { return "cp " + fixtures + "/" + name + " {out}"; };
+  // The slower fixture: one pair (a first look at its tiny level) does not settle it, the second
+  // does; nothing after it runs.
+  const test::CliOutcome o =
+      run_shell(ab_line(copy("compare_baseline.jsonl"), copy("compare_slower.jsonl"), out,
+                        "--until-decided --max-pairs 4"));
+  CAPTURE(o.output);
+  CHECK(o.exit_code == 1);
+  CHECK(o.output.find("until decided: settled after 2 of at most 4 pairs; this look's level "
+                      "0.00549 of alpha 0.05") != std::string::npos);
+  CHECK(std::filesystem::exists(out + "/b-2.jsonl"));
+  CHECK_FALSE(std::filesystem::exists(out + "/b-3.jsonl"));
+  const nlohmann::json report = nlohmann::json::parse(test::read_text(out + "/report.json"));
+  CHECK(report["options"]["alpha"].get<double>() == doctest::Approx(0.00549).epsilon(0.01));
+}
+
 TEST_CASE("ab --a-cmd/--b-cmd: bad input is one line and exit 2, before anything runs") {
   test::TempDir dir;
   const std::string out = dir.file("ab");
@@ -326,6 +346,13 @@ TEST_CASE("ab --a-cmd/--b-cmd: bad input is one line and exit 2, before anything
       {"--a-cmd 'true {out}' --b-cmd 'true {out}' --first-turn c",
        "--first-turn must be random, a, b or alternate, got 'c'"},
       {"--a-cmd 'true {out}' --b-cmd 'true {out}' --start-wait -1", "--start-wait must be >= 0 s"},
+      {"--a-cmd 'true {out}' --b-cmd 'true {out}' --until-decided --repeats 2",
+       "give --repeats or --until-decided, not both"},
+      {"--a-cmd 'true {out}' --b-cmd 'true {out}' --max-pairs 3",
+       "--max-pairs applies to --until-decided"},
+      {"--a-cmd 'true {out}' --b-cmd 'true {out}' --until-decided --max-pairs 1",
+       "--max-pairs must be in [2, 100], got 1"},
+      {"--until-decided", "--until-decided applies to --a-cmd/--b-cmd runs"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.args);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 using namespace recompdiag::stats;
@@ -212,4 +213,54 @@ TEST_CASE("the bootstrap is deterministic for a seed") {
   CHECK(x.high == y.high);
   CHECK(x.ratio == doctest::Approx(4.5 / 3.5));
   CHECK_THROWS(bootstrap_median_ratio({}, b));
+}
+
+TEST_CASE("alpha spending: O'Brien-Fleming-like levels add up to alpha over the looks") {
+  CHECK(obrien_fleming_spent(0.05, 1.0) == doctest::Approx(0.05));
+  CHECK(obrien_fleming_spent(0.05, 0.0) == 0.0);
+  // Little spent early: at a fifth of the information, about 0.0000086 (z = 1.96 / sqrt(0.2)).
+  CHECK(obrien_fleming_spent(0.05, 0.2) ==
+        doctest::Approx(2.0 * normal_upper_tail(1.959964 / std::sqrt(0.2))).epsilon(1e-3));
+  for (int looks : {1, 2, 5, 10}) {
+    double sum = 0.0;
+    for (int k = 1; k <= looks; ++k) {
+      const double a = sequential_look_alpha(0.05, k, looks);
+      CHECK(a > 0.0);
+      sum += a;
+    }
+    CHECK(sum == doctest::Approx(0.05));
+  }
+  CHECK_THROWS_AS(sequential_look_alpha(0.05, 0, 3), std::invalid_argument);
+  CHECK_THROWS_AS(sequential_look_alpha(0.05, 4, 3), std::invalid_argument);
+}
+
+TEST_CASE("alpha spending keeps a sequence of looks at its error on A/A data") {
+  // 2000 sequences of up to 6 looks at paired A/A log ratios (4% noise per pair): a look rejects
+  // when the paired ratio test's p is below its level. Without spending, looking 6 times at 0.05
+  // rejects far more often than 5%; with it, at most 5% (+ the simulation's own spread).
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> noise(0.0, 0.04);
+  RatioTestOptions o;
+  o.threshold = 0.0;  // the bare test: any difference, as the gate's p against its alpha
+  int spent_rejections = 0, naive_rejections = 0;
+  constexpr int kSequences = 2000, kLooks = 6;
+  for (int s = 0; s < kSequences; ++s) {
+    std::vector<double> a, b;
+    bool spent = false, naive = false;
+    for (int k = 1; k <= kLooks; ++k) {
+      for (int r = 0; r < 3; ++r) {  // 3 pairs a look
+        a.push_back(10.0);
+        b.push_back(10.0 * std::exp(noise(rng)));
+      }
+      const RatioTest t = paired_ratio_test(a, b, o);
+      spent = spent || t.p < sequential_look_alpha(0.05, k, kLooks);
+      naive = naive || t.p < 0.05;
+    }
+    spent_rejections += spent;
+    naive_rejections += naive;
+  }
+  const double spent_rate = static_cast<double>(spent_rejections) / kSequences;
+  const double naive_rate = static_cast<double>(naive_rejections) / kSequences;
+  CHECK(naive_rate > 0.10);           // repeated looks at 0.05 inflate the error
+  CHECK(spent_rate <= 0.05 + 0.015);  // 3 binomial SDs over 0.05 at n = 2000 is 0.015
 }

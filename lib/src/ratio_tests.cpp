@@ -79,6 +79,22 @@ double normal_quantile(double p) {
   return invert([](double z) { return 1.0 - normal_upper_tail(z); }, p, -40.0, 40.0);
 }
 
+double obrien_fleming_spent(double alpha, double t) {
+  if (!(t > 0.0)) return 0.0;
+  if (t >= 1.0) return alpha;
+  return 2.0 * normal_upper_tail(normal_quantile(1.0 - alpha / 2.0) / std::sqrt(t));
+}
+
+double sequential_look_alpha(double alpha, int look, int looks) {
+  if (!(alpha > 0.0 && alpha < 1.0) || look < 1 || looks < 1 || look > looks) {
+    throw std::invalid_argument(
+        "sequential_look_alpha: look outside [1, looks] or alpha outside (0, 1)");
+  }
+  const double t = static_cast<double>(look) / looks;
+  const double before = static_cast<double>(look - 1) / looks;
+  return obrien_fleming_spent(alpha, t) - obrien_fleming_spent(alpha, before);
+}
+
 double student_t_upper_tail(double t, double df) {
   if (!(df > 0.0)) throw std::invalid_argument("student_t_upper_tail: df <= 0");
   if (std::isinf(df)) return normal_upper_tail(t);

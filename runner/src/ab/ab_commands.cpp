@@ -158,7 +158,7 @@ CompareOptions AbCommandsOptions::compare_options(CompareOptions base) const {
   return base;
 }
 
-AbExperimentResult run_ab_commands(const AbCommandsOptions& options) {
+AbExperimentResult run_ab_commands(const AbCommandsOptions& options, const AfterPair& after_pair) {
   options.validate();
   std::error_code ec;
   std::filesystem::create_directories(options.out_dir, ec);
@@ -203,6 +203,7 @@ AbExperimentResult run_ab_commands(const AbCommandsOptions& options) {
       side_paths.insert(side_paths.end(), files.begin(), files.end());
     }
     result.exit_code = pair_code(codes[0], codes[1]);
+    if (result.exit_code == 0 && forward.signal() == 0 && after_pair && !after_pair(result)) break;
   }
   if (forward.signal() != 0) throw Interrupted(forward.signal(), "ab");
   return result;

@@ -8,6 +8,7 @@
 
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/run_set.h"
+#include "recompdiag/core/statistics.h"
 #include "recompdiag/reports/report_files.h"
 #include "recompdiag/runner/exit_codes.h"
 
@@ -16,6 +17,9 @@ namespace recompdiag::runner {
 void AbRunOptions::validate() const {
   pair.compare_options(gate.compare).validate();
   pair.validate();
+  if (until_decided && !(max_pairs >= 2 && max_pairs <= 100)) {
+    throw InputError("--max-pairs must be in [2, 100], got " + std::to_string(max_pairs));
+  }
 }
 
 namespace {
@@ -73,12 +77,49 @@ int guarded_ab(const std::function<int()>& run, std::ostream& err) {
   }
 }
 
+namespace {
+
+// `ab --until-decided`: pairs one at a time, each look at its spent level, until settled.
+int until_decided(const AbRunOptions& options, const Gate& gate, std::ostream& out,
+                  std::ostream& err) {
+  AbCommandsOptions pairs = options.pair;
+  pairs.repeats = options.max_pairs;  // the files of pair k: NAME-k.jsonl
+  const auto at_look = [&](int look) {
+    Gate g = gate;
+    g.compare.alpha = stats::sequential_look_alpha(gate.compare.alpha, look, options.max_pairs);
+    return g;
+  };
+  int looks = 0;
+  Verdict verdict = Verdict::kInconclusive;
+  const AbExperimentResult runs = run_ab_commands(pairs, [&](const AbExperimentResult& so_far) {
+    ++looks;
+    verdict = compare_run_paths(so_far.a_paths, so_far.b_paths, at_look(looks).compare).verdict;
+    return verdict == Verdict::kInconclusive;  // not settled: one more pair
+  });
+  if (runs.exit_code != 0 || looks == 0) {
+    return report_ab(runs, gate, pairs.out_dir, options.quiet, out, err);
+  }
+  const Gate last = at_look(looks);
+  const int code = report_ab(runs, last, pairs.out_dir, options.quiet, out, err);
+  char level[64];
+  std::snprintf(level, sizeof level, "%.3g of alpha %g", last.compare.alpha, gate.compare.alpha);
+  out << "\nuntil decided: "
+      << (verdict == Verdict::kInconclusive ? "not settled after " : "settled after ") << looks
+      << " of at most " << options.max_pairs << " pairs; this look's level " << level
+      << " (Lan-DeMets alpha spending, O'Brien-Fleming-like)\n";
+  out.flush();
+  return code;
+}
+
+}  // namespace
+
 int run_ab(const AbRunOptions& options, std::ostream& out, std::ostream& err) {
   options.validate();  // before anything runs
   Gate gate = options.gate;
   gate.compare = options.pair.compare_options(gate.compare);
   return guarded_ab(
       [&] {
+        if (options.until_decided) return until_decided(options, gate, out, err);
         return report_ab(run_ab_commands(options.pair), gate, options.pair.out_dir, options.quiet,
                          out, err);
       },

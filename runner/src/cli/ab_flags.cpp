@@ -50,6 +50,12 @@ void add_ab_flags(CLI::App& cmd, AbFlags& f, bool with_quiet) {
                  "have started (each waiting for its first turn), so that neither side's first "
                  "steps run beside the other's start-up; 0: at once")
       ->capture_default_str();
+  cmd.add_flag("--until-decided", f.until_decided,
+               "With --a-cmd/--b-cmd: repeat pairs while the verdict is not settled, at most "
+               "--max-pairs; each look's level is spent from --alpha (Lan-DeMets, "
+               "O'Brien-Fleming-like), so that looking again keeps the gate's error at alpha");
+  cmd.add_option("--max-pairs", f.max_pairs, "With --until-decided: the most pairs it runs")
+      ->capture_default_str();
   cmd.add_option("--turn-every", f.turn_every_steps,
                  "Steps per turn: the two runs of a pair alternate every N steps, so that a level "
                  "the machine holds for a second or more falls on both (0: at epoch boundaries; "
@@ -112,6 +118,14 @@ AbRunOptions ab_run_options(const AbFlags& f, const CLI::App& cmd) {
   ab.pair.start_wait_ms = static_cast<int64_t>(f.start_wait_s * 1000.0 + 0.5);
   ab.gate = ab_gate(f);
   ab.quiet = f.quiet;
+  if (f.until_decided && cmd.count("--repeats") > 0) {
+    throw InputError("give --repeats or --until-decided, not both");
+  }
+  if (!f.until_decided && cmd.count("--max-pairs") > 0) {
+    throw InputError("--max-pairs applies to --until-decided");
+  }
+  ab.until_decided = f.until_decided;
+  ab.max_pairs = f.max_pairs;
   return ab;
 }
 

@@ -23,6 +23,8 @@ struct AbFlags {
   AbCommandsOptions commands;
   double turn_timeout_s = static_cast<double>(kDefaultTurnTimeoutMs) / 1000.0;
   double start_wait_s = 60.0;
+  bool until_decided = false;
+  int max_pairs = 5;
 };
 
 /// Adds ab's shared flags to `cmd`, bound to `flags` (which must outlive parsing): --out-dir, the

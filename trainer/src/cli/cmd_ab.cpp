@@ -29,7 +29,8 @@ int run_ab(AbCommand& s, CLI::App& cmd) {
   if (cmd.count("--a-cmd") > 0 || cmd.count("--b-cmd") > 0) {
     return runner::run_ab(runner::cli::ab_run_options(s.ab, cmd), std::cout, std::cerr);
   }
-  for (const char* flag : {"--a-name", "--b-name", "--turn-timeout"}) {
+  for (const char* flag : {"--a-name", "--b-name", "--turn-timeout", "--first-turn", "--start-wait",
+                           "--until-decided", "--max-pairs"}) {
     if (cmd.count(flag) > 0) {
       throw InputError(std::string("ab ") + flag + " applies to --a-cmd/--b-cmd runs");
     }

@@ -124,6 +124,20 @@ double student_t_upper_tail(double t, double df);
 /// Inverse of Student's t distribution function: t with P(T <= t) = p, for 0 < p < 1.
 double student_t_quantile(double p, double df);
 
+/// Lan and DeMets's alpha spending ("Discrete sequential boundaries for clinical trials",
+/// Biometrika 70, 1983) with the O'Brien-Fleming-like function: the type I error a sequence of
+/// looks may have spent by information fraction `t` in (0, 1], 2 - 2 Phi(z_{1-alpha/2} / sqrt(t)):
+/// little early, all of alpha at t = 1.
+double obrien_fleming_spent(double alpha, double t);
+
+/// The level of look `look` (1-based) of at most `looks` equally spaced ones: what the spending
+/// function allows between the look before and this one. The levels add up to `alpha` over the
+/// looks, so testing look k at its level keeps the error of the whole sequence at `alpha` by the
+/// union bound, whatever the dependence between the looks' tests (conservative: the exact
+/// boundaries of a group-sequential design would spend it less strictly). Throws
+/// std::invalid_argument unless 1 <= look <= looks and 0 < alpha < 1.
+double sequential_look_alpha(double alpha, int look, int looks);
+
 /// Holm's step-down adjustment of p-values tested together: the i-th smallest is multiplied by
 /// (m - i + 1), made monotone and capped at 1. Rejecting where the adjusted p is below alpha
 /// keeps the family-wise error rate at alpha. Returns the adjusted values in the input order.

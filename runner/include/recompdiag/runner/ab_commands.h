@@ -14,6 +14,7 @@
 ///     if (result.exit_code == 0) { /* compare result.a_paths against result.b_paths */ }
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "recompdiag/core/compare.h"
@@ -85,6 +86,10 @@ struct AbCommandsOptions {
   CompareOptions compare_options(CompareOptions base) const;
 };
 
+/// Called after each pair that finished (every run exited 0) with the runs so far: false stops
+/// the experiment there (`ab --until-decided`: a verdict is reached).
+using AfterPair = std::function<bool(const AbExperimentResult& so_far)>;
+
 /// Runs the experiment: validates the options (throws InputError before any file exists), creates
 /// the out directory, then runs each pair's two commands at once, taking turns, forwarding SIGINT
 /// and SIGTERM to both (throws Interrupted after the pair when one came). The result's exit code
@@ -96,8 +101,10 @@ struct AbCommandsOptions {
 ///   1: a run failed: it exited 1 or another code, was killed from outside (SIGKILL), or was
 ///      stopped for never reading its turn after the other side had ended;
 ///   3: a run crashed (exit 3, or a signal such as SIGSEGV).
-/// Pairs after a failed one are not started. Throws IoError when a pipe or a process cannot be
-/// created. Not thread-safe (forks); LibTorch is not touched here.
-AbExperimentResult run_ab_commands(const AbCommandsOptions& options);
+/// Pairs after a failed one are not started, nor after one that `after_pair` stopped at. Throws
+/// IoError when a pipe or a process cannot be created. Not thread-safe (forks); LibTorch is not
+/// touched here.
+AbExperimentResult run_ab_commands(const AbCommandsOptions& options,
+                                   const AfterPair& after_pair = {});
 
 }  // namespace recompdiag::runner

@@ -29,6 +29,12 @@ struct AbRunOptions {
   Gate gate;
   /// Print the report only (no line naming the report files).
   bool quiet = false;
+  /// Repeat pairs while the verdict is not settled (inconclusive), at most `max_pairs`: after
+  /// pair k the pairs so far are compared at level stats::sequential_look_alpha(alpha, k,
+  /// max_pairs), Lan-DeMets alpha spending, so that the repeated looks keep the gate's error at
+  /// alpha (`pair.repeats` is then not used).
+  bool until_decided = false;
+  int max_pairs = 5;
 
   /// Throws InputError with one sentence for the first invalid value, the comparison's (as
   /// fitted to the pair) then the pair's: before anything runs.
@@ -49,8 +55,9 @@ int report_ab(const AbExperimentResult& runs, const Gate& gate, const std::strin
 /// `err`, never as a verdict. What else `run` throws passes through.
 int guarded_ab(const std::function<int()>& run, std::ostream& err);
 
-/// Validates, runs the pairs (run_ab_commands()), then report_ab() with the comparison fitted to
-/// the pair, guarded (guarded_ab()). Throws InputError for bad input (exit 2) and
+/// Validates, runs the pairs (run_ab_commands(); with until_decided, one at a time until the
+/// verdict is settled), then report_ab() with the comparison fitted to the pair, guarded
+/// (guarded_ab()). With until_decided it says on `out` after how many pairs, at what level. Throws InputError for bad input (exit 2) and
 /// Interrupted after a forwarded SIGINT or SIGTERM. Not thread-safe (forks).
 int run_ab(const AbRunOptions& options, std::ostream& out, std::ostream& err);
 
