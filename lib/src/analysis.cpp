@@ -3,6 +3,7 @@
 #include "recompdiag/core/analysis.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 #include <string_view>
 
@@ -68,6 +69,14 @@ RunAnalysis analyze_run(const ColumnarRun& run, const AnalysisOptions& o) {
                            "collective timed out)");
   }
 
+  if (run.header.planted_slowdown_pct > 0.0) {
+    char pct[32];
+    std::snprintf(pct, sizeof pct, "%g", run.header.planted_slowdown_pct);
+    out.warnings.push_back(run.path + ": a slowdown of " + pct +
+                           "% of the median step was planted in this run "
+                           "(RECOMPDIAG_PLANT_SLOWDOWN, for `recompdiag calibrate`): its step "
+                           "times are not the job's own");
+  }
   collect_compiles_and_alerts(run, out);
   for (size_t i = 0; i < steps.size(); ++i) out.total_wall_s += steps.wall_ms(i) / 1000.0;
 

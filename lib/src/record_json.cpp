@@ -210,6 +210,7 @@ std::string to_json_line(const RunHeader& h) {
     j["job_id"] = h.job_id;
   }
   if (h.turn_every_steps > 0) j["turn_every_steps"] = h.turn_every_steps;
+  if (h.planted_slowdown_pct > 0.0) j["planted_slowdown_pct"] = h.planted_slowdown_pct;
   return j.dump();
 }
 

@@ -228,6 +228,13 @@ RunHeader read_header(const element& e) {
   h.job_id = str("job_id");
   h.turn_every_steps = integer_field(j, "turn_every_steps", int64_t{0});
   if (h.turn_every_steps < 0) throw LineError("run header's 'turn_every_steps' is negative");
+  if (j.contains("planted_slowdown_pct")) {
+    if (!j["planted_slowdown_pct"].is_number() ||
+        !(j["planted_slowdown_pct"].get<double>() >= 0.0)) {
+      throw LineError("run header's 'planted_slowdown_pct' is not a percentage");
+    }
+    h.planted_slowdown_pct = j["planted_slowdown_pct"].get<double>();
+  }
   if (h.world_size < 1 || h.rank < 0 || h.rank >= h.world_size) {
     throw LineError("run header has rank " + std::to_string(h.rank) + " of world_size " +
                     std::to_string(h.world_size) + " (need 0 <= rank < world_size)");

@@ -11,6 +11,7 @@
 #include "detail/alert_log.h"
 #include "detail/step_probes.h"
 #include "recompdiag/core/error.h"
+#include "recompdiag/core/planted_slowdown.h"
 #include "recompdiag/probes/comm_probe.h"
 #include "recompdiag/probes/compiled_probe.h"
 #include "recompdiag/probes/expected_device.h"
@@ -126,12 +127,25 @@ Monitor::Monitor(torch::nn::Module* model, torch::optim::Optimizer* optimizer,
   }
   events_.reserve(static_cast<size_t>(std::min<int64_t>(options_.max_queued_events, 256)));
   if (options_.take_turns) turns_ = TurnChannel::from_environment();
+  if (const std::optional<double> pct = planted_slowdown_from_environment()) {
+    planted_ = std::make_unique<PlantedSlowdown>(*pct);
+  }
   // `ab --quiet` asks its sides for no alert lines: the run files and the report say it all.
   if (options_.log_alerts && !quiet_alerts_from_environment()) {
     alert_log_ = std::make_unique<detail::AlertLog>(std::cerr);
   }
   if (options_.nvtx) nvtx_push("recompdiag:run");
 }
+
+void Monitor::planted_work() {
+  if (!planted_ || !in_step_ || planted_done_) return;
+  planted_done_ = true;
+  planted_->after_step(
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - step_start_)
+          .count());
+}
+
+double Monitor::planted_slowdown_pct() const { return planted_ ? planted_->percent() : 0.0; }
 
 void Monitor::finish() {
   if (alert_log_) alert_log_->finish();
@@ -238,6 +252,7 @@ void Monitor::begin_step(int64_t step) {
         std::max(observe_all_until_, step_ + options_.dispatcher_full_steps_after_event);
   }
   in_step_ = true;
+  planted_done_ = false;
   if (options_.nvtx) nvtx_push("recompdiag:step");
   const StepBegin begin{step_, step_ < observe_all_until_};
   for (auto it = probes_.rbegin(); it != probes_.rend(); ++it) (*it)->begin_step(begin);
@@ -245,6 +260,7 @@ void Monitor::begin_step(int64_t step) {
 }
 
 void Monitor::end_step(StepRecord& record) {
+  planted_work();  // inside the step's time, before its clock is read
   const auto now = std::chrono::steady_clock::now();
   for (const auto& probe : probes_) probe->end_step(record);
   if (record.wall_ms == 0.0 && in_step_) {

@@ -5,34 +5,18 @@
 #include <ATen/record_function.h>
 #include <torch/cuda.h>
 #include <torch/version.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <ctime>
 #include <exception>
 
 #include "recompdiag/core/error.h"
+#include "recompdiag/core/this_host.h"
 #include "recompdiag/core/version.h"
 #include "recompdiag/probes/dispatcher_probe.h"
 
 namespace recompdiag::probes {
 
 namespace {
-
-std::string utc_now_iso() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-std::string host_name() {
-  char buf[256] = {0};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
-  return buf;
-}
 
 // The header the options describe, checked before anything is opened: a bad option leaves no
 // file behind (and an earlier run's file whole). The probes' availability comes with the Monitor.
@@ -70,7 +54,7 @@ RunHeader run_header_here() {
   h.tool_version = kToolVersion;
   h.torch_version = TORCH_VERSION;
   h.start_time = utc_now_iso();
-  h.host = host_name();
+  h.host = this_host_name();
   return h;
 }
 
@@ -112,6 +96,7 @@ RunRecorder::RunRecorder(
   if (writer_probes.is_object()) header_.probes.update(writer_probes);
   header_.cupti = monitor_->cupti_availability();
   header_.turn_every_steps = monitor_->turn_every_steps();  // under `ab`: how its steps pair
+  header_.planted_slowdown_pct = monitor_->planted_slowdown_pct();  // `calibrate`'s slowed side
   sinks_.on_run_start(header_);
 }
 

@@ -126,6 +126,7 @@ class Monitor:
     def step_end(self, loss: Any = None, head_losses: Iterable[Any] = (), lr: Any = None) -> list[str]:
         """Ends the step: reads the losses (tensors are read here, as the recorder's reads),
         runs the probes and health rules, writes the step. Returns the rules that fired."""
+        self._run.planted_work()  # `recompdiag calibrate`'s planted slowdown, inside the step
         wall_ms = (time.perf_counter() - self._t0) * 1e3
         if self._hooks is not None:
             self._hooks.flush()

@@ -146,6 +146,8 @@ class Run {
   }
 
   void begin_step(int64_t step) { open().begin_step(step); }
+  // The planted slowdown (`recompdiag calibrate`), before Python reads its step clock.
+  void planted_work() { open().monitor().planted_work(); }
 
   // Reads the losses (the recorder's reads), ends the step, writes it; returns the fired rules.
   std::vector<std::string> end_step(const py::object& loss, const py::list& head_losses,
@@ -328,6 +330,7 @@ PYBIND11_MODULE(_core, m) {
            py::arg("options"), py::arg("metrics_listen"))
       .def("begin_step", &Run::begin_step)
       .def("end_step", &Run::end_step)
+      .def("planted_work", &Run::planted_work)
       .def("note_event", &Run::note_event)
       .def("add_compile_time", &Run::add_compile_time)
       .def("add_compile_ledger", &Run::add_compile_ledger)

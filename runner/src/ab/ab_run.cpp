@@ -55,11 +55,17 @@ std::string pairs_line(const std::vector<PairTurns>& pairs) {
 }  // namespace
 
 int report_ab(const AbExperimentResult& runs, const Gate& gate, const std::string& out_dir,
-              bool quiet, std::ostream& out, std::ostream& err) {
+              bool quiet, std::ostream& out, std::ostream& err,
+              const std::optional<Calibration>& calibration, const std::string& calibration_path) {
   if (runs.exit_code != 0) return side_failed_exit_code(runs.exit_code);
   const Comparison c = compare_run_paths(runs.a_paths, runs.b_paths, gate.compare);
   out << reports::write_reports(c, out_dir);
   if (!runs.pairs.empty()) write_pairs(runs.pairs, out_dir);
+  if (calibration) {
+    out.flush();
+    check_calibration_fits(*calibration, c, calibration_path);
+    out << "\n" << calibration_line(*calibration) << "\n";
+  }
   if (!quiet && !runs.pairs.empty()) out << "\n" << pairs_line(runs.pairs) << "\n";
   if (!quiet) out << "\nreports: " << out_dir << "/report.{md,html,json}\n";
   out.flush();
@@ -80,7 +86,8 @@ int guarded_ab(const std::function<int()>& run, std::ostream& err) {
 namespace {
 
 // `ab --until-decided`: pairs one at a time, each look at its spent level, until settled.
-int until_decided(const AbRunOptions& options, const Gate& gate, std::ostream& out,
+int until_decided(const AbRunOptions& options, const Gate& gate,
+                  const std::optional<Calibration>& calibration, std::ostream& out,
                   std::ostream& err) {
   AbCommandsOptions pairs = options.pair;
   pairs.repeats = options.max_pairs;  // the files of pair k: NAME-k.jsonl
@@ -97,10 +104,12 @@ int until_decided(const AbRunOptions& options, const Gate& gate, std::ostream& o
     return verdict == Verdict::kInconclusive;  // not settled: one more pair
   });
   if (runs.exit_code != 0 || looks == 0) {
-    return report_ab(runs, gate, pairs.out_dir, options.quiet, out, err);
+    return report_ab(runs, gate, pairs.out_dir, options.quiet, out, err, calibration,
+                     options.calibration);
   }
   const Gate last = at_look(looks);
-  const int code = report_ab(runs, last, pairs.out_dir, options.quiet, out, err);
+  const int code = report_ab(runs, last, pairs.out_dir, options.quiet, out, err, calibration,
+                             options.calibration);
   char level[64];
   std::snprintf(level, sizeof level, "%.3g of alpha %g", last.compare.alpha, gate.compare.alpha);
   out << "\nuntil decided: "
@@ -117,11 +126,19 @@ int run_ab(const AbRunOptions& options, std::ostream& out, std::ostream& err) {
   options.validate();  // before anything runs
   Gate gate = options.gate;
   gate.compare = options.pair.compare_options(gate.compare);
+  std::optional<Calibration> calibration;
+  if (!options.calibration.empty()) {
+    calibration = read_calibration(options.calibration);
+    if (calibration->compile_spread && !gate.compare.compile_spread) {
+      gate.compare.compile_spread = calibration->compile_spread;
+      gate.compare.compile_spread_df = calibration->compile_spread_df;
+    }
+  }
   return guarded_ab(
       [&] {
-        if (options.until_decided) return until_decided(options, gate, out, err);
+        if (options.until_decided) return until_decided(options, gate, calibration, out, err);
         return report_ab(run_ab_commands(options.pair), gate, options.pair.out_dir, options.quiet,
-                         out, err);
+                         out, err, calibration, options.calibration);
       },
       err);
 }

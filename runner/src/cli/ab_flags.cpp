@@ -56,6 +56,10 @@ void add_ab_flags(CLI::App& cmd, AbFlags& f, bool with_quiet) {
                "O'Brien-Fleming-like), so that looking again keeps the gate's error at alpha");
   cmd.add_option("--max-pairs", f.max_pairs, "With --until-decided: the most pairs it runs")
       ->capture_default_str();
+  cmd.add_option("--calibration", f.calibration,
+                 "With --a-cmd/--b-cmd: the file `recompdiag calibrate` wrote for this job on this "
+                 "runner: its false-verdict and detection rates are printed beside the verdict, "
+                 "and matched compiles are judged against its compile spread");
   cmd.add_option("--turn-every", f.turn_every_steps,
                  "Steps per turn: the two runs of a pair alternate every N steps, so that a level "
                  "the machine holds for a second or more falls on both (0: at epoch boundaries; "
@@ -126,6 +130,7 @@ AbRunOptions ab_run_options(const AbFlags& f, const CLI::App& cmd) {
   }
   ab.until_decided = f.until_decided;
   ab.max_pairs = f.max_pairs;
+  ab.calibration = f.calibration;
   return ab;
 }
 

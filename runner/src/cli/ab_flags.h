@@ -25,6 +25,7 @@ struct AbFlags {
   double start_wait_s = 60.0;
   bool until_decided = false;
   int max_pairs = 5;
+  std::string calibration;
 };
 
 /// Adds ab's shared flags to `cmd`, bound to `flags` (which must outlive parsing): --out-dir, the

@@ -30,7 +30,7 @@ int run_ab(AbCommand& s, CLI::App& cmd) {
     return runner::run_ab(runner::cli::ab_run_options(s.ab, cmd), std::cout, std::cerr);
   }
   for (const char* flag : {"--a-name", "--b-name", "--turn-timeout", "--first-turn", "--start-wait",
-                           "--until-decided", "--max-pairs"}) {
+                           "--until-decided", "--max-pairs", "--calibration"}) {
     if (cmd.count(flag) > 0) {
       throw InputError(std::string("ab ") + flag + " applies to --a-cmd/--b-cmd runs");
     }

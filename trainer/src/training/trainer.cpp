@@ -88,6 +88,7 @@ void TwoPhaseTrainer::Impl::record_step(const StepPosition& at, size_t batch,
   float host[3];
   train_step(batch, weights_arg, host);
   if (extra_work) extra_work->after_step(ms_between(t0, Clock::now()));
+  if (monitor) monitor->planted_work();  // `recompdiag calibrate`'s, inside the step's time
   const auto t1 = Clock::now();
 
   rec.step = at.step;
@@ -165,6 +166,7 @@ TwoPhaseTrainer::TwoPhaseTrainer(TrainConfig config) : impl_(std::make_unique<Im
   m.header = trainer::detail::make_run_header(c, m.device.str(), torch::cuda::is_available(),
                                               m.monitor.get());
   m.header.turn_every_steps = m.turn_every_steps;
+  if (m.monitor) m.header.planted_slowdown_pct = m.monitor->planted_slowdown_pct();
   if (m.group) {
     m.header.rank = m.group->rank();
     m.header.world_size = m.group->world_size();

@@ -279,6 +279,10 @@ struct RunHeader {
   /// (`recompdiag ab`: its step k ran next to the other run's step k, turn by turn); 0 when it
   /// took turns at epoch boundaries or none. Written only when set.
   int64_t turn_every_steps = 0;
+  /// The slowdown planted in this run's steps, percent of its median step
+  /// (RECOMPDIAG_PLANT_SLOWDOWN: `recompdiag calibrate`'s slowed side); 0 for none. Written only
+  /// when set: such a run's step times are not the job's own.
+  double planted_slowdown_pct = 0.0;
 };
 
 /// Last line of a run file that finished.

@@ -44,6 +44,10 @@ namespace torch::jit {
 struct CompilationUnit;
 }  // namespace torch::jit
 
+namespace recompdiag {
+class PlantedSlowdown;
+}  // namespace recompdiag
+
 namespace recompdiag::probes {
 
 namespace detail {
@@ -143,7 +147,7 @@ struct MonitorOptions {
 class Monitor {
  public:
   /// Throws InputError when `options.validate()` does, or when
-  /// RECOMPDIAG_TURNS is set but malformed (MonitorOptions::take_turns). Probes that cannot run
+  /// RECOMPDIAG_TURNS is set but malformed (MonitorOptions::take_turns), or RECOMPDIAG_PLANT_SLOWDOWN. Probes that cannot run
   /// (no GPU for CUPTI, ...) do not throw: see probe_availability().
   Monitor(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
           MonitorOptions options = {});
@@ -199,6 +203,15 @@ class Monitor {
   int phase() const { return phase_; }
   /// Seconds spent waiting for turns so far (the other run's steps, not this run's training).
   double turn_wait_s() const { return turn_wait_s_; }
+
+  /// Runs this step's planted slowdown (RECOMPDIAG_PLANT_SLOWDOWN=PCT in the environment:
+  /// `recompdiag calibrate`), once a step, inside its timing: end_step calls it first; a loop that
+  /// times its steps itself (the Python Monitor) calls it before it reads its clock. Does nothing
+  /// without the variable or outside a step.
+  void planted_work();
+  /// The planted slowdown's percentage; 0 for none. What the run header's planted_slowdown_pct
+  /// records.
+  double planted_slowdown_pct() const;
 
   /// Ends the run for the alert lines: one line per alert that repeated since its first line,
   /// with its count (MonitorOptions::log_alerts). Once; RunRecorder::close() calls it.
@@ -258,6 +271,8 @@ class Monitor {
   int64_t events_dropped_ = 0;
   std::vector<Alert> last_alerts_;
   std::unique_ptr<detail::AlertLog> alert_log_;  // null: no alert lines
+  std::unique_ptr<PlantedSlowdown> planted_;     // null: none planted
+  bool planted_done_ = false;                    // this step's work ran
   int64_t step_ = 0;
   int64_t observe_all_until_ = 0;  // dispatcher: every step before this one is observed
   bool seen_step_ = false;

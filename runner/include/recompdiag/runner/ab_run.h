@@ -12,10 +12,12 @@
 
 #include <functional>
 #include <iosfwd>
+#include <optional>
 #include <string>
 
 #include "recompdiag/runner/ab_commands.h"
 #include "recompdiag/runner/ab_sides.h"
+#include "recompdiag/runner/calibrate.h"
 #include "recompdiag/runner/gate.h"
 
 namespace recompdiag::runner {
@@ -35,6 +37,11 @@ struct AbRunOptions {
   /// alpha (`pair.repeats` is then not used).
   bool until_decided = false;
   int max_pairs = 5;
+  /// `recompdiag calibrate`'s file for this job on this runner (read_calibration()), or empty:
+  /// its figures are printed beside the verdict (calibration_line()), and its compile spread is
+  /// what matched compiles are judged against (CompareOptions::compile_spread). A file of another
+  /// job is bad input (check_calibration_fits()), said after the reports are written.
+  std::string calibration;
 
   /// Throws InputError with one sentence for the first invalid value, the comparison's (as
   /// fitted to the pair) then the pair's: before anything runs.
@@ -47,8 +54,12 @@ struct AbRunOptions {
 /// code: `gate.exit_code()`, or side_failed_exit_code() of the runs' code when a run failed (no
 /// verdict on failed runs, nothing compared). `gate.compare` is used as given: fit it to the
 /// experiment first. Throws InputError as compare_run_paths() and the report files do.
+/// With `calibration`, it is checked against the comparison (check_calibration_fits(), after the
+/// reports are written; InputError naming `calibration_path`) and its line printed on `out`.
 int report_ab(const AbExperimentResult& runs, const Gate& gate, const std::string& out_dir,
-              bool quiet, std::ostream& out, std::ostream& err);
+              bool quiet, std::ostream& out, std::ostream& err,
+              const std::optional<Calibration>& calibration = std::nullopt,
+              const std::string& calibration_path = "");
 
 /// Calls `run` (an A/B experiment and its report, returning the exit code) so that a pair that
 /// could not be run or recorded (IoError, JobError) exits kExitSideFailed after its one line on
