@@ -157,7 +157,7 @@ TEST_CASE("ab --a-cmd/--b-cmd: a data-parallel side takes its turns through rank
   const bool have_script = ::access("/usr/bin/script", X_OK) == 0;
   const test::CliOutcome o = run_on_terminal(
       ab_line(train_cmd("--mode recompile --world-size 2"), train_cmd("--mode mutable"), out,
-              "--quiet --turn-timeout 60 --turn-every 0"),
+              "--quiet --turn-timeout 60 --turn-every 0 --first-turn a"),
       have_script);
   CAPTURE(o.output);
   REQUIRE((o.exit_code == 0 || o.exit_code == 1));  // a verdict, whichever the noise allows
@@ -166,7 +166,7 @@ TEST_CASE("ab --a-cmd/--b-cmd: a data-parallel side takes its turns through rank
   CHECK(test::count_step_lines(out + "/a.rank1.jsonl") == 20);
   CHECK(test::count_step_lines(out + "/b.jsonl") == 20);
   CHECK(std::filesystem::exists(out + "/report.json"));
-  if (have_script) CHECK(epoch_order(o.output) == "ababababab");  // rank 0 prints the job's
+  if (have_script) CHECK(epoch_order(o.output) == "ababababab");  // --first-turn a; rank 0 prints
 }
 
 TEST_CASE("ab --a-cmd/--b-cmd: a data-parallel side with turns step by step is warned about") {

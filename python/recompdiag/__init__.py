@@ -10,9 +10,20 @@ state, written as recompdiag run files that `recompdiag compare`, the reports an
 """
 
 import json
+import os
+import sys
 from typing import Iterable, Union
 
-import torch  # noqa: F401 - first: it loads the LibTorch libraries that _core links against
+import torch  # first: it loads the LibTorch libraries that _core links against
+
+from . import _build
+
+if torch.__version__.split(".")[:2] != _build.TORCH_VERSION.split(".")[:2]:
+    # _core would load another LibTorch's symbols and crash: say which torch it needs instead.
+    raise ImportError(
+        f"recompdiag was built against torch {_build.TORCH_VERSION}, but {sys.executable} "
+        f"imports torch {torch.__version__} from {os.path.dirname(torch.__file__)}: run it in the "
+        "environment it was built for, or install recompdiag into this one")
 
 from ._core import InputError, compare_json as _compare_json, version as __version__
 from .monitor import Monitor, Step
