@@ -56,6 +56,13 @@ int64_t gate_value(const ProbeCountField& f, const ProbeCounts& counts, const Ru
   return static_cast<int64_t>(sum);
 }
 
+std::optional<int64_t> gate_count_value(const std::string& name, const ProbeCounts& counts,
+                                        const RunAnalysis& run, int phase) {
+  const ProbeCountField& f = gate_count(name);
+  if (!gate_measured(f, counts)) return std::nullopt;
+  return gate_value(f, counts, run, phase);
+}
+
 }  // namespace detail
 
 namespace gate_values {

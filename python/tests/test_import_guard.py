@@ -15,7 +15,7 @@ def test_another_torch_is_refused_by_name(tmp_path):
     shutil.copytree(os.path.dirname(recompdiag.__file__), copy)
     (copy / "_build.py").write_text('TORCH_VERSION = "0.1.0"\n')
     env = dict(os.environ, PYTHONPATH=str(tmp_path))
-    done = subprocess.run([sys.executable, "-c", "import recompdiag"], env=env,
+    done = subprocess.run([sys.executable, "-c", "import recompdiag"], env=env, cwd=tmp_path,
                           capture_output=True, text=True)
     assert done.returncode == 1
     last = done.stderr.strip().splitlines()[-1]

@@ -37,6 +37,11 @@ std::string format_number(const char* format, double value);
 int64_t gate_value(const ProbeCountField& f, const ProbeCounts& counts, const RunAnalysis& run,
                    int phase);
 
+/// The value of the gate count `name` (count_names()) in `run`'s `phase` whose counts are
+/// `counts`, or nullopt when the run did not measure it (compare_counts.cpp).
+std::optional<int64_t> gate_count_value(const std::string& name, const ProbeCounts& counts,
+                                        const RunAnalysis& run, int phase);
+
 /// A gate count the counted cost prices (a `costed` gate of kProbeCounts): its name
 /// (count_names()), what tells the events one step carries, and whose clock measured its compile
 /// time.

@@ -22,7 +22,13 @@ bool has_commands_flag(int argc, char** argv) {
 
 // The groups' descriptions: a group has no row of its own in the table.
 const char* group_description(const std::string& name) {
-  return name == "bench" ? "Benchmarks that print figures" : "";
+  if (name == "bench") return "Benchmarks that print figures";
+  if (name == "history") {
+    return "Run history: runs kept in a store (SQLite, or PostgreSQL), their series' change "
+           "points found (Apache Otava for step times, exactly for counts), the commit and the "
+           "guard named";
+  }
+  return "";
 }
 
 }  // namespace
@@ -42,7 +48,15 @@ const RunnerCommand* find_runner_command(int argc, char** argv) {
 
 bool runs_here(int argc, char** argv) {
   const RunnerCommand* c = find_runner_command(argc, argv);
-  if (c == nullptr) return false;
+  if (c == nullptr) {
+    // A group of the runner's own without a command of it (`history --help`, `history nope`):
+    // its help and its errors are here. `bench` is shared: the trainer adds most of its commands.
+    if (argc < 2 || std::strcmp(argv[1], "bench") == 0) return false;
+    for (const RunnerCommand& r : kRunnerCommands) {
+      if (std::strcmp(argv[1], r.group) == 0) return true;
+    }
+    return false;
+  }
   return c->when == RunsHere::kAlways || has_commands_flag(argc, argv);
 }
 

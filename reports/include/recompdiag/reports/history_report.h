@@ -1,0 +1,33 @@
+#pragma once
+/// \file
+/// A run history as one self-contained HTML page (`recompdiag history report`): each series over
+/// the commits with its change points marked and the levels between them, the count changes
+/// with the causes that came with them, and links to the reports of the runs at each change.
+///
+///     HistoryReport r{store.describe(), check.series, check.changes, "0.8.0", links};
+///     write_file_atomically("history.html", [&](std::ostream& out) { render_history_html(r, out); });
+
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "recompdiag/core/history.h"
+
+namespace recompdiag::reports {
+
+/// What the page shows. Plain data; the series point into runs the caller keeps.
+struct HistoryReport {
+  std::string store;                   ///< HistoryStore::describe().
+  std::vector<HistorySeries> series;   ///< history_series().
+  std::vector<HistoryChange> changes;  ///< A check's.
+  std::string otava_version;           ///< Empty: Otava was not asked.
+  /// A run's id -> the link to its report (relative to the page), for the runs that have one.
+  std::map<int64_t, std::string> run_links;
+};
+
+/// Writes the page: every step-time series and every count series that changed, each a chart
+/// over the commits; then the change points, regressions first, with their causes.
+void render_history_html(const HistoryReport& report, std::ostream& out);
+
+}  // namespace recompdiag::reports

@@ -1,0 +1,212 @@
+// A run history as one HTML page: the series over the commits, their change points and causes.
+
+#include "recompdiag/reports/history_report.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "detail/format.h"
+#include "detail/html_style.h"
+#include "detail/svg.h"
+#include "recompdiag/core/version.h"
+
+namespace recompdiag::reports {
+
+namespace {
+
+using detail::Frame;
+using detail::html_escape;
+using detail::num;
+
+constexpr const char* kPoint = "#1f6fb4";
+constexpr const char* kRegression = "#c8283a";
+constexpr const char* kImprovement = "#2a9d3a";
+
+std::vector<const HistoryChange*> changes_of(const HistoryReport& r, const HistorySeries& s) {
+  std::vector<const HistoryChange*> out;
+  for (const HistoryChange& c : r.changes) {
+    if (c.change.series == s.name) out.push_back(&c);
+  }
+  return out;
+}
+
+std::string short_commit(const std::string& commit) { return commit.substr(0, 10); }
+
+// One series over the commits: a point per run (its interval for a median), the level of each
+// segment, a dashed line at each change point.
+void series_chart(const HistoryReport& r, const HistorySeries& s, std::ostream& out) {
+  Frame f;
+  f.height = 240;
+  f.bottom = 56;
+  f.x_lo = -0.5;
+  f.x_hi = static_cast<double>(s.values.size()) - 0.5;
+  double lo = *std::min_element(s.values.begin(), s.values.end());
+  double hi = *std::max_element(s.values.begin(), s.values.end());
+  if (s.is_time()) {
+    for (size_t i = 0; i < s.runs.size(); ++i) {
+      for (const HistoryPhase& p : s.runs[i]->phases) {
+        if (p.phase == s.phase) {
+          lo = std::min(lo, p.low_ms);
+          hi = std::max(hi, p.high_ms);
+        }
+      }
+    }
+    lo = std::max(0.0, lo - 0.05 * (hi - lo));
+  } else {
+    lo = 0.0;
+  }
+  if (!(hi > lo)) hi = lo + 1.0;
+  f.y_lo = lo;
+  f.y_hi = hi + 0.08 * (hi - lo);
+  detail::open_svg(f, s.name + " over " + std::to_string(s.values.size()) + " commits", out);
+  detail::y_axis(f, detail::linear_ticks(f.y_lo, f.y_hi, 5), s.is_time() ? "ms" : "count", out);
+  // Commit labels: every k-th, so that they do not overlap.
+  const size_t every = std::max<size_t>(1, s.values.size() / 14 + 1);
+  for (size_t i = 0; i < s.values.size(); i += every) {
+    out << "<text x=\"" << num(f.x(static_cast<double>(i))) << "\" y=\"" << f.plot_bottom() + 15
+        << "\" text-anchor=\"middle\" class=\"muted\">"
+        << html_escape(short_commit(s.runs[i]->commit)) << "</text>\n";
+  }
+  out << "<text x=\"" << (f.left + f.width - f.right) / 2 << "\" y=\"" << f.height - 6
+      << "\" text-anchor=\"middle\">commit (oldest first)</text>\n";
+  // Levels and change points.
+  const std::vector<const HistoryChange*> cps = changes_of(r, s);
+  std::vector<size_t> bounds = {0};
+  for (const HistoryChange* c : cps) bounds.push_back(c->change.index);
+  bounds.push_back(s.values.size());
+  for (size_t k = 0; k + 1 < bounds.size(); ++k) {
+    double sum = 0.0;
+    for (size_t i = bounds[k]; i < bounds[k + 1]; ++i) sum += s.values[i];
+    const double level = sum / static_cast<double>(bounds[k + 1] - bounds[k]);
+    out << "<line x1=\"" << num(f.x(static_cast<double>(bounds[k]) - 0.4)) << "\" x2=\""
+        << num(f.x(static_cast<double>(bounds[k + 1]) - 0.6)) << "\" y1=\"" << num(f.y(level))
+        << "\" y2=\"" << num(f.y(level)) << "\" stroke=\"#8a93a3\" stroke-width=\"2\"/>\n";
+  }
+  for (const HistoryChange* c : cps) {
+    const double x = f.x(static_cast<double>(c->change.index) - 0.5);
+    const char* color = c->change.regression ? kRegression : kImprovement;
+    out << "<line x1=\"" << num(x) << "\" x2=\"" << num(x) << "\" y1=\"" << f.top << "\" y2=\""
+        << f.plot_bottom() << "\" stroke=\"" << color
+        << "\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>\n"
+        << "<text x=\"" << num(x + 4) << "\" y=\"" << f.top + 12 << "\" fill=\"" << color << "\">"
+        << html_escape(short_commit(c->change.commit)) << (c->acknowledged ? " (acknowledged)" : "")
+        << "</text>\n";
+  }
+  for (size_t i = 0; i < s.values.size(); ++i) {
+    const double x = f.x(static_cast<double>(i));
+    if (s.is_time()) {
+      for (const HistoryPhase& p : s.runs[i]->phases) {
+        if (p.phase != s.phase) continue;
+        out << "<line x1=\"" << num(x) << "\" x2=\"" << num(x) << "\" y1=\"" << num(f.y(p.low_ms))
+            << "\" y2=\"" << num(f.y(p.high_ms)) << "\" stroke=\"" << kPoint
+            << "\" stroke-opacity=\"0.5\"/>\n";
+      }
+    }
+    out << "<circle cx=\"" << num(x) << "\" cy=\"" << num(f.y(s.values[i]))
+        << "\" r=\"3.5\" fill=\"" << kPoint << "\"><title>" << html_escape(s.runs[i]->commit)
+        << ": " << detail::printf_string("%.4g", s.values[i]) << "</title></circle>\n";
+  }
+  out << "</svg>\n";
+}
+
+std::string size_words(const HistoryChange& c) {
+  const ChangePoint& cp = c.change;
+  if (!c.time) {
+    return detail::printf_string("%.0f", cp.before) + " &rarr; " +
+           detail::printf_string("%.0f", cp.after) + " (exact)";
+  }
+  return detail::printf_string("%.4g", cp.before) + " &rarr; " +
+         detail::printf_string("%.4g", cp.after) + " ms, " +
+         detail::printf_string("%.3f", cp.ratio) + "&times; (95% CI " +
+         detail::printf_string("%.3f", cp.low) + "&ndash;" +
+         (std::isinf(cp.high) ? std::string("&infin;") : detail::printf_string("%.3f", cp.high)) +
+         ")";
+}
+
+void change_list(const HistoryReport& r, std::ostream& out) {
+  out << "<h2>Change points</h2>\n";
+  if (r.changes.empty()) {
+    out << "<p>No change point in any series.</p>\n";
+    return;
+  }
+  out << "<table><tr><th>series</th><th>first commit</th><th>change</th><th>size</th>"
+         "<th>runs</th><th>with it</th></tr>\n";
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const HistoryChange& c : r.changes) {
+      const bool first = c.change.regression && !c.acknowledged;
+      if ((pass == 0) != first) continue;
+      const ChangePoint& cp = c.change;
+      const HistorySeries* s = nullptr;
+      for (const HistorySeries& x : r.series) {
+        if (x.name == cp.series) s = &x;
+      }
+      std::string runs;
+      if (s && cp.index < s->runs.size()) {
+        for (size_t i : {cp.index - 1, cp.index}) {
+          const auto link = r.run_links.find(s->runs[i]->id);
+          const std::string label = html_escape(short_commit(s->runs[i]->commit));
+          runs += (runs.empty() ? "" : " &rarr; ") +
+                  (link == r.run_links.end()
+                       ? label
+                       : "<a href=\"" + html_escape(link->second) + "\">" + label + "</a>");
+        }
+      }
+      std::string causes;
+      for (const HistoryCause& h : cp.new_causes) {
+        causes +=
+            "<li>" +
+            html_escape(h.kind == "guard" ? "guard " + h.subject + " on " + h.frame
+                                          : h.frame + ": " + h.subject) +
+            (h.cause.empty() ? ""
+                             : " <span class=\"muted\">(" + html_escape(h.cause) + ")</span>") +
+            "</li>";
+      }
+      out << "<tr><td>" << html_escape(cp.series) << "</td><td><code>" << html_escape(cp.commit)
+          << "</code></td><td><b style=\"color:" << (cp.regression ? kRegression : kImprovement)
+          << "\">" << (cp.regression ? "regression" : "improvement") << "</b>"
+          << (c.acknowledged ? " (acknowledged)" : "") << "</td><td>" << size_words(c)
+          << "</td><td>" << runs << "</td><td>"
+          << (causes.empty() ? std::string() : "<ul>" + causes + "</ul>") << "</td></tr>\n";
+    }
+  }
+  out << "</table>\n";
+}
+
+}  // namespace
+
+void render_history_html(const HistoryReport& r, std::ostream& out) {
+  size_t regressions = 0;
+  for (const HistoryChange& c : r.changes) regressions += c.change.regression && !c.acknowledged;
+  const size_t runs = r.series.empty() ? 0 : r.series.front().runs.size();
+  out << "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>recompdiag "
+         "history</title><style>"
+      << detail::kHtmlStyle << "</style></head><body><main>\n";
+  out << "<h1>recompdiag history: " << r.changes.size() << " change point"
+      << (r.changes.size() == 1 ? "" : "s") << ", " << regressions << " regression"
+      << (regressions == 1 ? "" : "s") << " not acknowledged</h1>\n";
+  out << "<p class=\"muted\">" << html_escape(r.store) << "; " << r.series.size() << " series"
+      << (runs ? ", " + std::to_string(runs) + " runs in the first" : std::string())
+      << "; step-time change points by Apache Otava "
+      << (r.otava_version.empty() ? "(not asked)" : html_escape(r.otava_version))
+      << ", counts exactly.</p>\n";
+  change_list(r, out);
+  std::vector<std::string> unchanged;
+  for (const HistorySeries& s : r.series) {
+    if (!s.is_time() && changes_of(r, s).empty()) {
+      unchanged.push_back(s.name + " (" + detail::printf_string("%.0f", s.values.back()) + ")");
+      continue;
+    }
+    out << "<h2>" << html_escape(s.name) << "</h2>\n";
+    series_chart(r, s, out);
+  }
+  if (!unchanged.empty()) {
+    out << "<h2>Counts that never changed</h2><p>";
+    for (size_t i = 0; i < unchanged.size(); ++i) {
+      out << (i ? ", " : "") << html_escape(unchanged[i]);
+    }
+    out << "</p>\n";
+  }
+  out << "<p class=\"muted\">recompdiag " << kToolVersion << ".</p>\n</main></body></html>\n";
+}
+
+}  // namespace recompdiag::reports

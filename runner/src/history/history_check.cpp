@@ -1,0 +1,225 @@
+// `history check`: every series' change points, exact for counts and Otava's for step times.
+
+#include "recompdiag/runner/history_check.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "recompdiag/core/error.h"
+#include "recompdiag/core/recompile_cause.h"
+
+namespace recompdiag::runner {
+
+namespace {
+
+std::string format(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+// Otava's change points sized, without those that bound a level of fewer than `min_runs` runs:
+// each time the least significant of them is dropped and the rest sized again.
+std::vector<ChangePoint> levels(const HistorySeries& s, std::vector<size_t> indexes,
+                                size_t min_runs) {
+  for (;;) {
+    std::vector<ChangePoint> cps = size_change_points(s, indexes);
+    const ChangePoint* weakest = nullptr;
+    for (const ChangePoint& cp : cps) {
+      if (std::min(cp.runs_before, cp.runs_after) >= min_runs) continue;
+      if (!weakest || cp.p >= weakest->p) weakest = &cp;
+    }
+    if (!weakest) return cps;
+    indexes.erase(std::find(indexes.begin(), indexes.end(), weakest->index));
+  }
+}
+
+// "the guard L['scale'] failed on forward (model.py:12): a Python float ... (python_number)".
+std::string cause_words(const HistoryCause& c) {
+  std::string words;
+  if (c.kind == "guard") {
+    words = "guard `" + c.subject + "` failed on " + c.frame;
+    for (const RecompileCause& known : recompile_causes()) {
+      if (c.cause == known.key) words += std::string(": ") + known.what + "; fix: " + known.fix;
+    }
+  } else {
+    words = (c.frame.empty() ? std::string("a compile") : c.frame + " compiled") + ": " + c.subject;
+  }
+  return words + " (" + std::to_string(c.count) + "x)";
+}
+
+std::string value_words(const HistoryChange& c) {
+  const ChangePoint& cp = c.change;
+  if (c.time) {
+    return format("%.4g", cp.before) + " -> " + format("%.4g", cp.after) + " ms, " +
+           format("%.3f", cp.ratio) + "x (95% CI " + format("%.3f", cp.low) + "-" +
+           (std::isinf(cp.high) ? std::string("inf") : format("%.3f", cp.high)) + ", p " +
+           (cp.p < 0.001 ? std::string("< 0.001") : "= " + format("%.3f", cp.p)) + "; " +
+           std::to_string(cp.runs_before) + " runs before, " + std::to_string(cp.runs_after) +
+           " after)";
+  }
+  return format("%.0f", cp.before) + " -> " + format("%.0f", cp.after) + " (exact; " +
+         std::to_string(cp.runs_after) + " run" + (cp.runs_after == 1 ? "" : "s") +
+         " at the new value)";
+}
+
+}  // namespace
+
+void HistoryCheckOptions::validate() const {
+  if (!(otava.max_pvalue > 0.0 && otava.max_pvalue < 1.0)) {
+    throw InputError("--max-pvalue must be in (0, 1), got " + format("%g", otava.max_pvalue));
+  }
+  if (otava.window_len < 3) {
+    throw InputError("--window must be at least 3 runs, got " + std::to_string(otava.window_len));
+  }
+  if (min_level_runs < 1) throw InputError("a level needs at least one run");
+}
+
+int HistoryCheck::exit_code() const {
+  for (const HistoryChange& c : changes) {
+    if (c.change.regression && !c.acknowledged) return 1;
+  }
+  return 0;
+}
+
+HistoryCheck check_history(HistoryStore& store, const HistoryCheckOptions& o) {
+  o.validate();
+  HistoryCheck check;
+  check.store = store.describe();
+  check.runs = store.runs(o.since);
+  check.series = history_series(check.runs);
+  std::vector<std::vector<double>> times;
+  for (const HistorySeries& s : check.series) {
+    if (s.is_time()) times.push_back(s.values);
+  }
+  std::vector<std::vector<size_t>> otava;
+  const bool ask_otava = std::any_of(
+      times.begin(), times.end(), [&](const auto& v) { return v.size() >= 2 * o.min_level_runs; });
+  if (ask_otava) {
+    OtavaResult r = otava_change_points(times, o.otava);
+    otava = std::move(r.change_points);
+    check.otava_version = r.version;
+  }
+  std::vector<std::string> acked;
+  for (const Acknowledgement& a : store.acknowledgements()) acked.push_back(a.change_id);
+  size_t t = 0;
+  for (const HistorySeries& s : check.series) {
+    std::vector<ChangePoint> cps;
+    if (s.is_time()) {
+      const std::vector<size_t> found = ask_otava ? otava[t] : std::vector<size_t>{};
+      ++t;
+      cps = levels(s, found, o.min_level_runs);
+    } else {
+      cps = count_change_points(s);
+    }
+    for (ChangePoint& cp : cps) {
+      const bool ack = std::find(acked.begin(), acked.end(), cp.id) != acked.end();
+      check.changes.push_back({std::move(cp), s.is_time(), ack});
+    }
+  }
+  return check;
+}
+
+std::string history_check_text(const HistoryCheck& check) {
+  std::ostringstream out;
+  out << "### recompdiag history check: " << check.runs.size() << " runs, " << check.series.size()
+      << " series, " << check.changes.size() << " change point"
+      << (check.changes.size() == 1 ? "" : "s") << " · "
+      << (check.exit_code() ? "**an unacknowledged regression** (exit 1)"
+                            : "no unacknowledged regression")
+      << "\n";
+  // One paragraph per commit, those with a regression nobody acknowledged first: the series that
+  // changed there, then the causes that came with them, each once.
+  std::vector<std::string> commits;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const HistoryChange& c : check.changes) {
+      const bool failing = c.change.regression && !c.acknowledged;
+      if ((pass == 0) != failing) continue;
+      if (std::find(commits.begin(), commits.end(), c.change.commit) == commits.end()) {
+        commits.push_back(c.change.commit);
+      }
+    }
+  }
+  for (const std::string& commit : commits) {
+    std::vector<const HistoryChange*> here;
+    bool failing = false;
+    for (const HistoryChange& c : check.changes) {
+      if (c.change.commit != commit) continue;
+      here.push_back(&c);
+      failing = failing || (c.change.regression && !c.acknowledged);
+    }
+    out << "\n**Commit `" << commit << "`**: " << here.size() << " change point"
+        << (here.size() == 1 ? "" : "s") << (failing ? ", a regression nobody acknowledged" : "")
+        << "\n";
+    std::vector<std::string> seen;
+    std::vector<const HistoryCause*> causes;
+    for (const HistoryChange* c : here) {
+      const ChangePoint& cp = c->change;
+      out << "- " << (cp.regression ? "**regression**" : "improvement") << " in " << cp.series
+          << ": " << value_words(*c) << (c->acknowledged ? "; acknowledged" : "") << "\n";
+      for (const HistoryCause& cause : cp.new_causes) {
+        if (std::find(seen.begin(), seen.end(), cause.key()) != seen.end()) continue;
+        seen.push_back(cause.key());
+        causes.push_back(&cause);
+      }
+    }
+    constexpr size_t kShown = 3;
+    for (size_t i = 0; i < causes.size() && i < kShown; ++i) {
+      out << "- with it: " << cause_words(*causes[i]) << "\n";
+    }
+    if (causes.size() > kShown) {
+      out << "- with it: " << causes.size() - kShown << " more cause"
+          << (causes.size() - kShown == 1 ? "" : "s") << " (history check --json lists them)\n";
+    }
+    if (failing) {
+      out << "- known or meant? `recompdiag history ack --commit " << commit << "`\n";
+    }
+  }
+  if (check.changes.empty()) out << "\nNo change point in any series.\n";
+  out << "\nStore: " << check.store << "; step-time change points by Apache Otava "
+      << (check.otava_version.empty() ? "(not asked: no series long enough)"
+                                      : check.otava_version + " (E-divisive, t-test)")
+      << ", counts exactly.\n";
+  return out.str();
+}
+
+nlohmann::ordered_json history_check_json(const HistoryCheck& check) {
+  nlohmann::ordered_json changes = nlohmann::ordered_json::array();
+  for (const HistoryChange& c : check.changes) {
+    const ChangePoint& cp = c.change;
+    nlohmann::ordered_json causes = nlohmann::ordered_json::array();
+    for (const HistoryCause& h : cp.new_causes) {
+      causes.push_back({{"kind", h.kind},
+                        {"frame", h.frame},
+                        {"subject", h.subject},
+                        {"cause", h.cause},
+                        {"count", h.count}});
+    }
+    const auto finite = [](double v) {
+      return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+    };
+    changes.push_back({{"id", cp.id},
+                       {"series", cp.series},
+                       {"kind", c.time ? "step_time" : "count"},
+                       {"commit", cp.commit},
+                       {"regression", cp.regression},
+                       {"acknowledged", c.acknowledged},
+                       {"before", cp.before},
+                       {"after", cp.after},
+                       {"ratio", finite(cp.ratio)},
+                       {"low", finite(cp.low)},
+                       {"high", finite(cp.high)},
+                       {"p", cp.p},
+                       {"runs_before", cp.runs_before},
+                       {"runs_after", cp.runs_after},
+                       {"new_causes", causes}});
+  }
+  return {{"type", "history_check"},        {"schema", 1},
+          {"store", check.store},           {"runs", check.runs.size()},
+          {"series", check.series.size()},  {"otava", check.otava_version},
+          {"exit_code", check.exit_code()}, {"changes", changes}};
+}
+
+}  // namespace recompdiag::runner
