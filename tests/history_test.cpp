@@ -164,10 +164,23 @@ TEST_CASE("size_change_points: the ratio of the segments with Welch's interval")
   CHECK(cps[0].high < 1.27);
   CHECK(cps[0].p < 0.001);
   CHECK(cps[0].runs_before == 5);
+  // A level Otava found whose interval includes no change is no regression, whatever its ratio.
+  const std::vector<HistoryRun> noisy_runs = timed({10.0, 8.0, 12.0, 9.0, 11.0, 13.0, 9.0, 12.5});
+  const std::vector<HistorySeries> noisy_all = history_series(noisy_runs);
+  const std::vector<ChangePoint> noisy =
+      size_change_points(series(noisy_all, "phase 1 steady median ms"), {4});
+  REQUIRE(noisy.size() == 1);
+  CHECK(noisy[0].ratio > 1.0);
+  CHECK(noisy[0].low < 1.0);
+  CHECK_FALSE(noisy[0].significant);
+  CHECK_FALSE(noisy[0].regression);
+  CHECK(std::string(noisy[0].word()) == "no sure change");
+  CHECK(cps[0].significant);
   // A segment of one run cannot be sized.
   const std::vector<ChangePoint> lone = size_change_points(s, {9});
   REQUIRE(lone.size() == 1);
   CHECK(lone[0].runs_after == 1);
   CHECK(std::isinf(lone[0].high));
   CHECK(lone[0].p == 1.0);
+  CHECK_FALSE(lone[0].regression);
 }

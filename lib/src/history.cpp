@@ -122,7 +122,7 @@ void size_by_welch(const std::vector<double>& values, size_t from, size_t at, si
   moments(a, ma, va);
   moments(b, mb, vb);
   cp.ratio = std::exp(mb - ma);
-  cp.regression = cp.ratio > 1.0;
+  cp.significant = false;
   if (a.size() < 2 || b.size() < 2) {
     cp.low = 0.0;
     cp.high = kInf;
@@ -135,6 +135,8 @@ void size_by_welch(const std::vector<double>& values, size_t from, size_t at, si
   if (!(se > 0.0)) {
     cp.low = cp.high = cp.ratio;
     cp.p = mb == ma ? 1.0 : 0.0;
+    cp.significant = mb != ma;
+    cp.regression = mb > ma;
     return;
   }
   const double df =
@@ -143,9 +145,16 @@ void size_by_welch(const std::vector<double>& values, size_t from, size_t at, si
   cp.low = std::exp(mb - ma - q * se);
   cp.high = std::exp(mb - ma + q * se);
   cp.p = std::min(1.0, 2.0 * stats::student_t_upper_tail(std::fabs(mb - ma) / se, df));
+  cp.significant = cp.low > 1.0 || cp.high < 1.0;
+  cp.regression = cp.low > 1.0;
 }
 
 }  // namespace
+
+const char* ChangePoint::word() const {
+  if (!significant) return "no sure change";
+  return regression ? "regression" : "improvement";
+}
 
 std::string HistoryCause::key() const { return kind + "|" + frame + "|" + subject; }
 

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "recompdiag/core/column_cache.h"
 #include "recompdiag/core/error.h"
 
 namespace recompdiag {
@@ -84,7 +85,10 @@ std::vector<RunFile> read_run_set(const std::vector<std::string>& paths) {
 }
 
 std::vector<ColumnarRun> read_columnar_run_set(const std::vector<std::string>& paths) {
-  return read_all<ColumnarRun>(paths, &read_columnar_run);
+  // Through the column cache: a long run read again (`compare` after `ab`, `history add` after
+  // the gate) costs its columns' bytes, not a parse.
+  return read_all<ColumnarRun>(
+      paths, static_cast<ColumnarRun (*)(const std::string&)>(&read_columnar_run_cached));
 }
 
 std::pair<std::vector<ColumnarRun>, std::vector<ColumnarRun>> read_columnar_sides(

@@ -21,6 +21,12 @@ using detail::num;
 constexpr const char* kPoint = "#1f6fb4";
 constexpr const char* kRegression = "#c8283a";
 constexpr const char* kImprovement = "#2a9d3a";
+constexpr const char* kUnsure = "#8a93a3";
+
+const char* color_of(const ChangePoint& cp) {
+  if (!cp.significant) return kUnsure;
+  return cp.regression ? kRegression : kImprovement;
+}
 
 std::vector<const HistoryChange*> changes_of(const HistoryReport& r, const HistorySeries& s) {
   std::vector<const HistoryChange*> out;
@@ -84,7 +90,7 @@ void series_chart(const HistoryReport& r, const HistorySeries& s, std::ostream& 
   }
   for (const HistoryChange* c : cps) {
     const double x = f.x(static_cast<double>(c->change.index) - 0.5);
-    const char* color = c->change.regression ? kRegression : kImprovement;
+    const char* color = color_of(c->change);
     out << "<line x1=\"" << num(x) << "\" x2=\"" << num(x) << "\" y1=\"" << f.top << "\" y2=\""
         << f.plot_bottom() << "\" stroke=\"" << color
         << "\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>\n"
@@ -162,8 +168,7 @@ void change_list(const HistoryReport& r, std::ostream& out) {
             "</li>";
       }
       out << "<tr><td>" << html_escape(cp.series) << "</td><td><code>" << html_escape(cp.commit)
-          << "</code></td><td><b style=\"color:" << (cp.regression ? kRegression : kImprovement)
-          << "\">" << (cp.regression ? "regression" : "improvement") << "</b>"
+          << "</code></td><td><b style=\"color:" << color_of(cp) << "\">" << cp.word() << "</b>"
           << (c.acknowledged ? " (acknowledged)" : "") << "</td><td>" << size_words(c)
           << "</td><td>" << runs << "</td><td>"
           << (causes.empty() ? std::string() : "<ul>" + causes + "</ul>") << "</td></tr>\n";

@@ -43,6 +43,9 @@ void print(const CompareBenchResult& r) {
             << "  total read + compare + render:          " << fixed(r.total_s, 3)
             << " s (target < " << fixed(R::kTargetSeconds, 1)
             << " s: " << (r.time_target_met() ? "met" : "MISSED") << ")\n"
+            << "  read both again (" << (r.column_cache ? "column cache" : "cache off, parsed")
+            << "):     " << fixed(r.cached_read_s, 3) << " s; total with it "
+            << fixed(r.cached_total_s, 3) << " s\n"
             << "  CPU time of the timed part (user+sys):  " << fixed(r.cpu_s, 3) << " s on "
             << r.cores << " cores; load average before: "
             << (r.load_before ? fixed(*r.load_before, 2) : std::string("n/a")) << "\n"

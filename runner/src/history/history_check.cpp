@@ -157,8 +157,8 @@ std::string history_check_text(const HistoryCheck& check) {
     std::vector<const HistoryCause*> causes;
     for (const HistoryChange* c : here) {
       const ChangePoint& cp = c->change;
-      out << "- " << (cp.regression ? "**regression**" : "improvement") << " in " << cp.series
-          << ": " << value_words(*c) << (c->acknowledged ? "; acknowledged" : "") << "\n";
+      out << "- " << (cp.regression ? "**regression**" : cp.word()) << " in " << cp.series << ": "
+          << value_words(*c) << (c->acknowledged ? "; acknowledged" : "") << "\n";
       for (const HistoryCause& cause : cp.new_causes) {
         if (std::find(seen.begin(), seen.end(), cause.key()) != seen.end()) continue;
         seen.push_back(cause.key());
@@ -205,6 +205,7 @@ nlohmann::ordered_json history_check_json(const HistoryCheck& check) {
                        {"kind", c.time ? "step_time" : "count"},
                        {"commit", cp.commit},
                        {"regression", cp.regression},
+                       {"significant", cp.significant},
                        {"acknowledged", c.acknowledged},
                        {"before", cp.before},
                        {"after", cp.after},

@@ -113,8 +113,13 @@ struct ChangePoint {
   std::string series;
   size_t index = 0;  ///< Into the series: its first run at the new level.
   std::string commit;
-  /// More time or more of a count: every count the history keeps is a cost.
+  /// More time or more of a count (every count the history keeps is a cost), for sure: a
+  /// step-time change point whose interval includes no change is neither regression nor
+  /// improvement (`significant` false), whatever its ratio.
   bool regression = false;
+  /// Whether the interval excludes no change: always for a count; for a step time, where its
+  /// interval lies wholly above or below 1.
+  bool significant = true;
   double before = 0.0;  ///< The mean of the segment before, and after (a count's values).
   double after = 0.0;
   /// after / before with its 95% interval (Welch on the logs of the two segments: their run-to-run
@@ -128,6 +133,8 @@ struct ChangePoint {
   /// The causes that appeared with it: in its first run and in none of the segment before (for
   /// a count of compiles, the guard that started failing).
   std::vector<HistoryCause> new_causes;
+  /// "regression", "improvement", or "no sure change" (not significant).
+  const char* word() const;
 };
 
 /// A change point as a check reports it.

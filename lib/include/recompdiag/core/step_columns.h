@@ -27,6 +27,10 @@
 
 namespace recompdiag {
 
+namespace detail {
+struct ColumnCodec;  // column_cache.cpp: the columns to and from a cache file, bit for bit
+}  // namespace detail
+
 /// A column of 64-bit values stored as runs of arithmetic progressions, or as a plain array once
 /// runs would cost more (more than one run per three values). Values round-trip exactly.
 /// Appending is not thread-safe; const reads are.
@@ -84,6 +88,7 @@ class PackedColumn {
   };
 
  private:
+  friend struct detail::ColumnCodec;
   struct Run {
     uint64_t start;
     int64_t first;
@@ -151,6 +156,7 @@ class StepColumns {
   void shrink_to_fit();
 
  private:
+  friend struct detail::ColumnCodec;
   struct SectionColumns {
     PackedColumn present;
     std::vector<PackedColumn> fields;

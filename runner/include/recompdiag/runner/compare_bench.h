@@ -52,6 +52,11 @@ struct CompareBenchResult {
   double bytes_per_step = 0.0;         ///< (peak - before) / steps of both runs.
   double column_bytes_per_step = 0.0;  ///< Held by the two runs' step columns.
   std::string verdict;                 ///< The comparison's summary line.
+  /// Both read again, as `compare` after `ab` reads them: from the column cache the first read
+  /// wrote (core/column_cache.h), unless it is off (`column_cache` false: parsed again).
+  bool column_cache = false;
+  double cached_read_s = 0.0;
+  double cached_total_s = 0.0;  ///< cached read + compare + render.
 
   bool time_target_met() const { return total_s < kTargetSeconds; }
   bool memory_target_met() const { return bytes_per_step <= kTargetBytesPerStep; }
