@@ -76,7 +76,7 @@ TEST_CASE("history check: Otava's step-time change point and the exact count cha
     CHECK(text.find("**Commit `c12`**: 1 change point, a regression nobody acknowledged\n"
                     "- **regression** in phase 1 dynamo_compiles: 1 -> 3") != std::string::npos);
     CHECK(text.find("`recompdiag history ack --commit c10`") != std::string::npos);
-    CHECK(text.find("guard `L['lr']` failed on step (train.py:40)") != std::string::npos);
+    CHECK(text.find("guard L['lr'] failed on step (train.py:40)") != std::string::npos);
     // Acknowledged, they no longer fail the check; --since leaves the older runs out.
     for (const HistoryChange& c : check.changes) store->acknowledge({c.change.id, "known", ""});
     const HistoryCheck acked = check_history(*store, o);

@@ -8,6 +8,7 @@
 #include "detail/format.h"
 #include "detail/html_style.h"
 #include "detail/svg.h"
+#include "recompdiag/core/recompile_cause.h"
 #include "recompdiag/core/version.h"
 
 namespace recompdiag::reports {
@@ -129,52 +130,65 @@ std::string size_words(const HistoryChange& c) {
          ")";
 }
 
+// The links to the runs on both sides of a change point: "c08 -> c09".
+std::string run_links(const HistoryReport& r, const ChangePoint& cp) {
+  const HistorySeries* s = nullptr;
+  for (const HistorySeries& x : r.series) {
+    if (x.name == cp.series) s = &x;
+  }
+  if (!s || cp.index == 0 || cp.index >= s->runs.size()) return "";
+  std::string runs;
+  for (size_t i : {cp.index - 1, cp.index}) {
+    const auto link = r.run_links.find(s->runs[i]->id);
+    const std::string label = html_escape(short_commit(s->runs[i]->commit));
+    runs += (runs.empty() ? "" : " &rarr; ") +
+            (link == r.run_links.end()
+                 ? label
+                 : "<a href=\"" + html_escape(link->second) + "\">" + label + "</a>");
+  }
+  return runs;
+}
+
+// Per commit, regressions nobody acknowledged first: its change points in a table, then the
+// causes that came with them, once.
 void change_list(const HistoryReport& r, std::ostream& out) {
   out << "<h2>Change points</h2>\n";
   if (r.changes.empty()) {
     out << "<p>No change point in any series.</p>\n";
     return;
   }
-  out << "<table><tr><th>series</th><th>first commit</th><th>change</th><th>size</th>"
-         "<th>runs</th><th>with it</th></tr>\n";
-  for (int pass = 0; pass < 2; ++pass) {
+  for (const std::string& commit : history_change_commits(r.changes)) {
+    size_t n = 0;
+    bool failing = false;
     for (const HistoryChange& c : r.changes) {
-      const bool first = c.change.regression && !c.acknowledged;
-      if ((pass == 0) != first) continue;
+      if (c.change.commit != commit) continue;
+      ++n;
+      failing = failing || (c.change.regression && !c.acknowledged);
+    }
+    out << "<h3>Commit <code>" << html_escape(commit) << "</code>: " << n << " change point"
+        << (n == 1 ? "" : "s") << (failing ? ", a regression nobody acknowledged" : "")
+        << "</h3>\n<table><tr><th>series</th><th>change</th><th>size</th><th>runs</th></tr>\n";
+    for (const HistoryChange& c : r.changes) {
+      if (c.change.commit != commit) continue;
       const ChangePoint& cp = c.change;
-      const HistorySeries* s = nullptr;
-      for (const HistorySeries& x : r.series) {
-        if (x.name == cp.series) s = &x;
+      out << "<tr><td>" << html_escape(cp.series) << "</td><td><b style=\"color:" << color_of(cp)
+          << "\">" << cp.word() << "</b>" << (c.acknowledged ? " (acknowledged)" : "")
+          << "</td><td>" << size_words(c) << "</td><td>" << run_links(r, cp) << "</td></tr>\n";
+    }
+    out << "</table>\n";
+    const std::vector<const HistoryCause*> causes = history_commit_causes(r.changes, commit);
+    if (!causes.empty()) {
+      out << "<p>With it:</p><ul>\n";
+      for (const HistoryCause* cause : causes) {
+        out << "<li>" << html_escape(history_cause_words(*cause)) << "</li>\n";
       }
-      std::string runs;
-      if (s && cp.index < s->runs.size()) {
-        for (size_t i : {cp.index - 1, cp.index}) {
-          const auto link = r.run_links.find(s->runs[i]->id);
-          const std::string label = html_escape(short_commit(s->runs[i]->commit));
-          runs += (runs.empty() ? "" : " &rarr; ") +
-                  (link == r.run_links.end()
-                       ? label
-                       : "<a href=\"" + html_escape(link->second) + "\">" + label + "</a>");
-        }
-      }
-      std::string causes;
-      for (const HistoryCause& h : cp.new_causes) {
-        causes +=
-            "<li>" +
-            html_escape(h.kind == "guard" ? "guard " + h.subject + " on " + h.frame
-                                          : h.frame + ": " + h.subject) +
-            (h.cause.empty() ? ""
-                             : " <span class=\"muted\">(" + html_escape(h.cause) + ")</span>") +
-            "</li>";
-      }
-      out << "<tr><td>" << html_escape(cp.series) << "</td><td><code>" << html_escape(cp.commit)
-          << "</code></td><td><b style=\"color:" << color_of(cp) << "\">" << cp.word() << "</b>"
-          << (c.acknowledged ? " (acknowledged)" : "") << "</td><td>" << size_words(c)
-          << "</td><td>" << runs << "</td><td>"
-          << (causes.empty() ? std::string() : "<ul>" + causes + "</ul>") << "</td></tr>\n";
+      out << "</ul>\n";
+    }
+    if (failing) {
+      out << "<p class=\"muted\">Known or meant? <code>recompdiag history ack --commit "
+          << html_escape(commit) << "</code></p>\n";
     }
   }
-  out << "</table>\n";
 }
 
 }  // namespace
@@ -212,6 +226,48 @@ void render_history_html(const HistoryReport& r, std::ostream& out) {
     out << "</p>\n";
   }
   out << "<p class=\"muted\">recompdiag " << kToolVersion << ".</p>\n</main></body></html>\n";
+}
+
+std::vector<std::string> history_change_commits(const std::vector<HistoryChange>& changes) {
+  std::vector<std::string> commits;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const HistoryChange& c : changes) {
+      const bool failing = c.change.regression && !c.acknowledged;
+      if ((pass == 0) != failing) continue;
+      if (std::find(commits.begin(), commits.end(), c.change.commit) == commits.end()) {
+        commits.push_back(c.change.commit);
+      }
+    }
+  }
+  return commits;
+}
+
+std::vector<const HistoryCause*> history_commit_causes(const std::vector<HistoryChange>& changes,
+                                                       const std::string& commit) {
+  std::vector<std::string> seen;
+  std::vector<const HistoryCause*> out;
+  for (const HistoryChange& c : changes) {
+    if (c.change.commit != commit) continue;
+    for (const HistoryCause& cause : c.change.new_causes) {
+      if (std::find(seen.begin(), seen.end(), cause.key()) != seen.end()) continue;
+      seen.push_back(cause.key());
+      out.push_back(&cause);
+    }
+  }
+  return out;
+}
+
+std::string history_cause_words(const HistoryCause& c) {
+  std::string words;
+  if (c.kind == "guard") {
+    words = "guard " + c.subject + " failed on " + c.frame;
+    for (const RecompileCause& known : recompile_causes()) {
+      if (c.cause == known.key) words += std::string(": ") + known.what + "; fix: " + known.fix;
+    }
+  } else {
+    words = (c.frame.empty() ? std::string("a compile") : c.frame + " compiled") + ": " + c.subject;
+  }
+  return words + " (" + std::to_string(c.count) + "x)";
 }
 
 }  // namespace recompdiag::reports

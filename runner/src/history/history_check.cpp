@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "recompdiag/core/error.h"
-#include "recompdiag/core/recompile_cause.h"
+#include "recompdiag/reports/history_report.h"
 
 namespace recompdiag::runner {
 
@@ -34,20 +34,6 @@ std::vector<ChangePoint> levels(const HistorySeries& s, std::vector<size_t> inde
     if (!weakest) return cps;
     indexes.erase(std::find(indexes.begin(), indexes.end(), weakest->index));
   }
-}
-
-// "the guard L['scale'] failed on forward (model.py:12): a Python float ... (python_number)".
-std::string cause_words(const HistoryCause& c) {
-  std::string words;
-  if (c.kind == "guard") {
-    words = "guard `" + c.subject + "` failed on " + c.frame;
-    for (const RecompileCause& known : recompile_causes()) {
-      if (c.cause == known.key) words += std::string(": ") + known.what + "; fix: " + known.fix;
-    }
-  } else {
-    words = (c.frame.empty() ? std::string("a compile") : c.frame + " compiled") + ": " + c.subject;
-  }
-  return words + " (" + std::to_string(c.count) + "x)";
 }
 
 std::string value_words(const HistoryChange& c) {
@@ -132,17 +118,7 @@ std::string history_check_text(const HistoryCheck& check) {
       << "\n";
   // One paragraph per commit, those with a regression nobody acknowledged first: the series that
   // changed there, then the causes that came with them, each once.
-  std::vector<std::string> commits;
-  for (int pass = 0; pass < 2; ++pass) {
-    for (const HistoryChange& c : check.changes) {
-      const bool failing = c.change.regression && !c.acknowledged;
-      if ((pass == 0) != failing) continue;
-      if (std::find(commits.begin(), commits.end(), c.change.commit) == commits.end()) {
-        commits.push_back(c.change.commit);
-      }
-    }
-  }
-  for (const std::string& commit : commits) {
+  for (const std::string& commit : reports::history_change_commits(check.changes)) {
     std::vector<const HistoryChange*> here;
     bool failing = false;
     for (const HistoryChange& c : check.changes) {
@@ -153,21 +129,16 @@ std::string history_check_text(const HistoryCheck& check) {
     out << "\n**Commit `" << commit << "`**: " << here.size() << " change point"
         << (here.size() == 1 ? "" : "s") << (failing ? ", a regression nobody acknowledged" : "")
         << "\n";
-    std::vector<std::string> seen;
-    std::vector<const HistoryCause*> causes;
     for (const HistoryChange* c : here) {
       const ChangePoint& cp = c->change;
       out << "- " << (cp.regression ? "**regression**" : cp.word()) << " in " << cp.series << ": "
           << value_words(*c) << (c->acknowledged ? "; acknowledged" : "") << "\n";
-      for (const HistoryCause& cause : cp.new_causes) {
-        if (std::find(seen.begin(), seen.end(), cause.key()) != seen.end()) continue;
-        seen.push_back(cause.key());
-        causes.push_back(&cause);
-      }
     }
+    const std::vector<const HistoryCause*> causes =
+        reports::history_commit_causes(check.changes, commit);
     constexpr size_t kShown = 3;
     for (size_t i = 0; i < causes.size() && i < kShown; ++i) {
-      out << "- with it: " << cause_words(*causes[i]) << "\n";
+      out << "- with it: " << reports::history_cause_words(*causes[i]) << "\n";
     }
     if (causes.size() > kShown) {
       out << "- with it: " << causes.size() - kShown << " more cause"

@@ -26,8 +26,21 @@ struct HistoryReport {
   std::map<int64_t, std::string> run_links;
 };
 
-/// Writes the page: every step-time series and every count series that changed, each a chart
-/// over the commits; then the change points, regressions first, with their causes.
+/// Writes the page: the change points by commit (regressions nobody acknowledged first), each
+/// commit's causes once; then every step-time series and every count series that changed, each
+/// a chart over the commits.
 void render_history_html(const HistoryReport& report, std::ostream& out);
+
+/// The commits that have change points, those with a regression nobody acknowledged first, each
+/// group in the order of `changes`.
+std::vector<std::string> history_change_commits(const std::vector<HistoryChange>& changes);
+
+/// The causes that came with the change points of `commit`, each once (by HistoryCause::key()).
+std::vector<const HistoryCause*> history_commit_causes(const std::vector<HistoryChange>& changes,
+                                                       const std::string& commit);
+
+/// A cause in words: "guard L['scale'] failed on forward (model.py:12): a Python float ...;
+/// fix: ... (3x)", or "a compile: phase 2: loss weights ... (1x)".
+std::string history_cause_words(const HistoryCause& cause);
 
 }  // namespace recompdiag::reports
