@@ -537,6 +537,13 @@ TEST_CASE("a switch with no probe signal whose slow steps the noise explains is 
   CHECK(b.switches[0].signal);
   CHECK_FALSE(b.switches[0].noise_explained);
   CHECK(b.switches[0].tax_s == doctest::Approx(b.switches[0].extra_s));
+  // Every cache miss kProbeCounts lists is a signal: the dispatcher's first-seen op signatures
+  // too, which the hand-written list before 0.7 left out.
+  RunFile missed = make_run({steady(60, 10), phase2});
+  missed.steps[60].dispatch = DispatchStats{};
+  missed.steps[60].dispatch->sampled = true;
+  missed.steps[60].dispatch->new_signatures = 12;
+  CHECK(analyze_run(missed).switches[0].signal);
   // A slow start the steady state never matches stands out: charged even without a signal.
   std::vector<double> calm(120, 10.0);
   for (int i = 0; i < 4; ++i) calm[static_cast<size_t>(i)] = 40.0;

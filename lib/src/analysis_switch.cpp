@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "detail/analysis_parts.h"
+#include "recompdiag/core/probe_counts.h"
 
 namespace recompdiag::detail {
 
@@ -80,9 +81,9 @@ std::vector<SwitchCost> analyze_switches(const StepColumns& steps,
     sc.around.compile_events =
         events.compiles_in(steps.step(around.front().lo), steps.step(around.back().hi - 1));
     const ProbeCounts& c = sc.around;
-    sc.signal = c.compile_events > 0 || c.jit_compiles > 0 || c.dynamo_compiles > 0 ||
-                c.jit_plan_builds > 0 || c.module_loads > 0 || c.new_kernels > 0 ||
-                c.optimizer_resets > 0 || sc.compile_s > 0.0;
+    sc.signal = c.compile_events > 0 || umbrella_total(c, kCompilesUmbrella) > 0 ||
+                umbrella_total(c, kCacheMissesUmbrella) > 0 || c.optimizer_resets > 0 ||
+                sc.compile_s > 0.0;
     std::vector<double> steady;
     for (const IndexRange& r : idx.ranges(static_cast<size_t>(cur.warmup_steps), idx.size())) {
       for (size_t i = r.lo; i < r.hi; ++i) steady.push_back(steps.wall_ms(i));

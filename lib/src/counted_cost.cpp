@@ -5,7 +5,6 @@
 #include <cmath>
 #include <limits>
 #include <optional>
-#include <stdexcept>
 #include <string>
 
 #include "detail/compare_parts.h"
@@ -15,9 +14,9 @@ namespace recompdiag::detail {
 namespace {
 
 // The costed counts (kProbeCounts' costed gates, costed_counts()), one bit each in a step's mask.
+static_assert(kCostedCounts <= 8, "more than 8 costed counts: widen the step masks");
 const std::vector<CostedCount>& costed_list() {
   const std::vector<CostedCount>& c = costed_counts();
-  if (c.size() > 8) throw std::logic_error("more than 8 costed counts: widen the step masks");
   return c;
 }
 
@@ -40,6 +39,25 @@ uint8_t bit_of(const char* name) {
     if (std::string(c[i].name) == name) return static_cast<uint8_t>(1u << i);
   }
   return 0;
+}
+
+// Whether `umbrella`'s change in `phase` equals the change of one of its parts that is costed
+// (in `costed`): the same events, counted twice.
+bool accounted_by_a_part(const CountChange& umbrella, const std::vector<CountChange>& changes,
+                         uint8_t costed, int phase) {
+  for (const ProbeCountField& part : kProbeCounts) {
+    if (part.part_of == nullptr || part.gate.name == nullptr || umbrella.count != part.part_of ||
+        (costed & bit_of(part.gate.name)) == 0) {
+      continue;
+    }
+    for (const CountChange& p : changes) {
+      if (p.phase == phase && p.count == part.gate.name &&
+          umbrella.b_min - umbrella.a_max == p.b_min - p.a_max) {
+        return true;
+      }
+    }
+  }
+  return false;
 }
 
 // Above this fraction of a run's steady steps, a count is a per-step cost (the steady test's).
@@ -300,10 +318,6 @@ std::optional<CountedCost> counted_cost(int phase, const SideRuns& a, const Side
   CountedCost out;
   out.phase = phase;
   std::vector<std::string> causes;
-  const CountChange* plan_change = nullptr;
-  for (const CountChange& cc : changes) {
-    if (cc.phase == phase && cc.count == "plan_builds") plan_change = &cc;
-  }
   for (const CountChange& cc : changes) {
     if (cc.phase != phase) continue;
     for (size_t c = 0; c < costed_list().size(); ++c) {
@@ -315,11 +329,9 @@ std::optional<CountedCost> counted_cost(int phase, const SideRuns& a, const Side
       out.counts.push_back(cc.count);
       more_events |= cc.b_min > cc.a_max;
       fewer_events |= cc.b_max < cc.a_min;
-      // Plan builds are cache misses too: name the misses only when they are more than those.
-      const bool same_as_plans = cc.count == "cache_misses" && plan_change &&
-                                 (costed & bit_of("plan_builds")) != 0 &&
-                                 cc.b_min - cc.a_max == plan_change->b_min - plan_change->a_max;
-      if (!same_as_plans) {
+      // An umbrella's change that a costed part's change accounts for whole (cache misses that
+      // are all plan builds) is named once, as the part's.
+      if (!accounted_by_a_part(cc, changes, costed, phase)) {
         causes.push_back(cc.change);
         out.cause_counts.push_back(cc.count);
       }

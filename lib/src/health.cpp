@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "recompdiag/core/compile_findings.h"
+#include "recompdiag/core/probe_counts.h"
 
 namespace recompdiag {
 namespace {
@@ -311,12 +312,12 @@ constexpr Rule kRules[] = {
 // Whether the step carries a probe signal of its own: a slow step with one is not reported as
 // merely slow.
 bool has_probe_signal(const StepRecord& step, const std::vector<Alert>& alerts) {
-  return !alerts.empty() ||
-         (step.jit &&
-          (step.jit->compiles + step.jit->plan_builds + step.jit->profiling_runs) > 0) ||
-         (step.dispatch && step.dispatch->sampled && step.dispatch->new_signatures > 0) ||
-         (step.cupti && step.cupti->new_kernels + step.cupti->module_loads > 0) ||
-         (step.compiled && step.compiled->compiles + step.compiled->eager_fallbacks > 0);
+  // Any compile or cache miss (the umbrellas' parts, as kProbeCounts lists them), a profiling
+  // run after a compile, or a compiled frame that ran eagerly.
+  return !alerts.empty() || umbrella_total(step, kCompilesUmbrella) > 0 ||
+         umbrella_total(step, kCacheMissesUmbrella) > 0 ||
+         (step.jit && step.jit->profiling_runs > 0) ||
+         (step.compiled && step.compiled->eager_fallbacks > 0);
 }
 
 }  // namespace

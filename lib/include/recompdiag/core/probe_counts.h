@@ -488,4 +488,32 @@ inline int64_t ProbeCounts::cache_misses() const {
   return static_cast<int64_t>(n);
 }
 
+/// The parts of the umbrella `key` (kCompilesUmbrella, kCacheMissesUmbrella) added up in the
+/// counts of a phase or a window: every compile, or every cache miss, whichever probe saw it.
+inline int64_t umbrella_total(const ProbeCounts& counts, std::string_view key) {
+  int64_t sum = 0;
+  for (const ProbeCountField& f : kProbeCounts) {
+    if (f.part_of != nullptr && key == f.part_of && f.value != nullptr) sum += counts.*f.value;
+  }
+  return sum;
+}
+
+/// The same in one step's sections: each part's source, where the step has it.
+inline int64_t umbrella_total(const StepRecord& step, std::string_view key) {
+  int64_t sum = 0;
+  for (const ProbeCountField& f : kProbeCounts) {
+    if (f.part_of == nullptr || key != f.part_of || f.source.value == nullptr) continue;
+    if (f.source.present != nullptr && !f.source.present(step)) continue;
+    sum += f.source.value(step);
+  }
+  return sum;
+}
+
+/// How many counts the counted cost prices (costed gates): each takes a bit of a step's mask.
+inline constexpr size_t kCostedCounts = [] {
+  size_t n = 0;
+  for (const ProbeCountField& f : kProbeCounts) n += f.gate.name != nullptr && f.gate.costed;
+  return n;
+}();
+
 }  // namespace recompdiag
