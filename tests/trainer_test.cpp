@@ -237,6 +237,21 @@ TEST_CASE("ReduceLROnPlateau follows Keras") {
   CHECK_FALSE(p.on_epoch_end(5.0, 0.0005));  // history forgotten: 5.0 is the new best
 }
 
+TEST_CASE("PlateauOptions::validate names the fields as the caller spells them") {
+  PlateauOptions o;
+  o.factor = 1.0;
+  CHECK_THROWS_WITH_AS(o.validate("--plateau-"), "--plateau-factor must be in (0, 1)", InputError);
+  CHECK_THROWS_WITH_AS(ReduceLrOnPlateau{o}, "factor must be in (0, 1)", InputError);
+  o = PlateauOptions{};
+  o.min_delta = -1e-3;
+  CHECK_THROWS_WITH_AS(o.validate("--plateau-"),
+                       "--plateau-min-lr and --plateau-min-delta must be >= 0", InputError);
+  o = PlateauOptions{};
+  o.patience = -1;
+  CHECK_THROWS_WITH_AS(o.validate(), "patience and cooldown must be >= 0", InputError);
+  CHECK_NOTHROW(PlateauOptions{}.validate());
+}
+
 TEST_CASE(
     "the monitor sees the recompile: JIT compiles at start and switch, Adam reset with fresh") {
   auto rec = train(small_config(TrainMode::kRecompile, OptimizerHandoff::kFresh));

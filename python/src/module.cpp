@@ -310,6 +310,7 @@ PYBIND11_MODULE(_core, m) {
         "overhead` judges its arms ({ratio, low, high, confidence, rounds, includes_one, "
         "wider_than_effect, rounds_to_settle}); ValueError for fewer than two rounds, sides of "
         "different length or a value not positive");
+  static const recompdiag::PlateauOptions kPlateauDefaults;
   py::class_<recompdiag::ReduceLrOnPlateau>(
       m, "ReduceLrOnPlateau",
       "Keras's ReduceLROnPlateau (mode min), the C++ trainer's: on_epoch_end(loss, lr) returns "
@@ -318,8 +319,12 @@ PYBIND11_MODULE(_core, m) {
              return recompdiag::ReduceLrOnPlateau(
                  recompdiag::PlateauOptions{factor, patience, min_delta, cooldown, min_lr});
            }),
-           py::arg("factor") = 0.1, py::arg("patience") = 10, py::arg("min_delta") = 1e-4,
-           py::arg("cooldown") = 0, py::arg("min_lr") = 0.0)
+           // The defaults are PlateauOptions' own, and so are the checks (InputError).
+           py::arg("factor") = kPlateauDefaults.factor,
+           py::arg("patience") = kPlateauDefaults.patience,
+           py::arg("min_delta") = kPlateauDefaults.min_delta,
+           py::arg("cooldown") = kPlateauDefaults.cooldown,
+           py::arg("min_lr") = kPlateauDefaults.min_lr)
       .def("on_epoch_end", &recompdiag::ReduceLrOnPlateau::on_epoch_end, py::arg("loss"),
            py::arg("lr"))
       .def("reset", &recompdiag::ReduceLrOnPlateau::reset);

@@ -52,3 +52,15 @@ def test_arm_ratio_finds_a_paired_slowdown_and_refuses_bad_input():
         _core.arm_ratio(base, slower, confidence=95)
     with pytest.raises(ValueError):
         _core.arm_ratio(base, slower[:5])
+
+
+def test_plateau_refuses_what_the_command_line_refuses():
+    # PlateauOptions::validate, the trainer's check, names Python's arguments.
+    from recompdiag import InputError
+
+    with pytest.raises(InputError, match=r"^factor must be in \(0, 1\)$"):
+        _core.ReduceLrOnPlateau(factor=1.5)
+    with pytest.raises(InputError, match=r"^patience and cooldown must be >= 0$"):
+        _core.ReduceLrOnPlateau(cooldown=-1)
+    with pytest.raises(InputError, match=r"^min_lr and min_delta must be >= 0$"):
+        _core.ReduceLrOnPlateau(min_lr=float("nan"))

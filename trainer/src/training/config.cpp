@@ -126,12 +126,7 @@ void TrainConfig::validate() const {
         "--fault recompile-one-rank needs a data-parallel run (--world-size N, or a launcher's "
         "RANK and WORLD_SIZE)");
   }
-  if (!(plateau.factor > 0 && plateau.factor < 1))
-    throw InputError("--plateau-factor must be in (0, 1)");
-  if (plateau.patience < 0 || plateau.cooldown < 0)
-    throw InputError("--plateau-patience and --plateau-cooldown must be >= 0");
-  if (plateau.min_lr < 0 || plateau.min_delta < 0)
-    throw InputError("--plateau-min-lr and --plateau-min-delta must be >= 0");
+  plateau.validate("--plateau-");
   check_device_name(device);
 }
 

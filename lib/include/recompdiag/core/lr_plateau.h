@@ -4,6 +4,7 @@
 /// the LibTorch trainer and the Python package's seed step alike.
 
 #include <optional>
+#include <string>
 
 namespace recompdiag {
 
@@ -14,6 +15,11 @@ struct PlateauOptions {
   double min_delta = 1e-4;
   int cooldown = 0;
   double min_lr = 0.0;
+
+  /// Throws InputError for a factor outside (0, 1), or a negative patience, cooldown, min_delta
+  /// or min_lr. `prefix` names the fields as the caller's interface does: "--plateau-" gives
+  /// "--plateau-min-lr" (a command line's flags), "" gives "min_lr" (Python's arguments).
+  void validate(const std::string& prefix = "") const;
 };
 
 /// Watches a loss once per epoch and lowers the lr by `factor` after `patience` epochs without an
@@ -21,7 +27,8 @@ struct PlateauOptions {
 /// Follows keras.callbacks.ReduceLROnPlateau step for step. Not thread-safe.
 class ReduceLrOnPlateau {
  public:
-  explicit ReduceLrOnPlateau(PlateauOptions options) : options_(options) {}
+  /// Throws InputError for options that PlateauOptions::validate() refuses.
+  explicit ReduceLrOnPlateau(PlateauOptions options) : options_(options) { options_.validate(); }
 
   /// Feeds one epoch's loss and the lr in effect; returns the new lr when it should change.
   std::optional<double> on_epoch_end(double loss, double current_lr);
