@@ -47,7 +47,7 @@ void print_rates(const GateBenchResult& r, const GateRates& rates, const char* t
   const std::string k = std::to_string(r.runs) + " runs per side";
   print_mode(r, k.c_str(), r.pairs, rates.false_verdict_k, rates.inconclusive_k, rates.detection_k);
   if (gate && r.turn_pairs > 0) {
-    print_mode(r, "1 pair taking turns (ab), by epoch", r.turn_pairs, rates.false_verdict_turns,
+    print_mode(r, "1 pair taking turns (ab), by step", r.turn_pairs, rates.false_verdict_turns,
                rates.inconclusive_turns, rates.detection_turns);
   }
 }
