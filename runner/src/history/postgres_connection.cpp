@@ -54,7 +54,13 @@ class PostgresConnection : public SqlConnection {
       conn_ = nullptr;
       throw InputError(url_ + ": cannot reach the history store: " + why);
     }
-    query("SET client_min_messages = warning");  // no NOTICE lines on stderr
+    try {
+      query("SET client_min_messages = warning");  // no NOTICE lines on stderr
+    } catch (...) {
+      PQfinish(conn_);  // a constructor that throws runs no destructor
+      conn_ = nullptr;
+      throw;
+    }
   }
 
   ~PostgresConnection() override { PQfinish(conn_); }
