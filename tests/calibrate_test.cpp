@@ -115,10 +115,11 @@ TEST_CASE("calibration file: anything else is one line naming the file") {
       {missing.dump(), "malformed calibration file"},
       {bad_spread.dump(), "compile_spread must be in (0, 5)"},
   };
-  for (const auto& [text, words] : cases) {
+  for (const auto& c : cases) {  // not a structured binding: CAPTURE's lambda cannot take one
+    const std::string& text = c.first;
     CAPTURE(text);
     const std::string path = temp_file(text);
-    const std::string expected = path + ": " + words;
+    const std::string expected = path + ": " + c.second;
     CHECK_THROWS_WITH_AS(read_calibration(path), doctest::Contains(expected.c_str()), InputError);
     std::remove(path.c_str());
   }

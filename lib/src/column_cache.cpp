@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "recompdiag/core/record_fields.h"
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/core/version.h"
 
@@ -179,6 +180,27 @@ constexpr char kMagic[] = "recompdiag columns\n";
 constexpr uint64_t kFormat = 1;
 constexpr uint64_t kByteOrder = 0x0102030405060708;
 
+// The step sections as this build holds them in columns: each section's name and its fields'
+// names and kinds, in order. A build whose sections differ (a field added, renamed or retyped
+// within one version) reads no cache of another.
+const std::string& columns_schema() {
+  static const std::string schema = [] {
+    std::string out;
+    for_each_section([&](const auto& section) {
+      out += section.name;
+      out += '{';
+      for (const auto& f : section) {
+        out += f.name;
+        out += static_cast<char>('0' + f.member.index());
+        out += ',';
+      }
+      out += '}';
+    });
+    return out;
+  }();
+  return schema;
+}
+
 // What a cache file must match of its run file.
 struct Identity {
   std::string path;  // absolute
@@ -246,6 +268,7 @@ bool write_cache(const std::string& file, const Identity& id, const ColumnarRun&
     codec.put(kFormat);
     codec.put(kByteOrder);
     codec.put_string(kToolVersion);
+    codec.put_string(columns_schema());
     codec.put_string(id.path);
     codec.put(id.size);
     codec.put(id.mtime_ns);
@@ -279,12 +302,13 @@ bool read_cache(const std::string& file, const Identity& id, const std::string& 
   in.p = bytes.data() + magic;
   in.end = bytes.data() + bytes.size();
   uint64_t format = 0, order = 0;
-  std::string version, text;
+  std::string version, schema, text;
   Identity cached;
   if (!in.get(format) || format != kFormat || !in.get(order) || order != kByteOrder ||
-      !in.get_string(version) || version != kToolVersion || !in.get_string(cached.path) ||
-      !in.get(cached.size) || !in.get(cached.mtime_ns) || !in.get(cached.inode) ||
-      !(cached == id) || !in.get_string(text)) {
+      !in.get_string(version) || version != kToolVersion || !in.get_string(schema) ||
+      schema != columns_schema() || !in.get_string(cached.path) || !in.get(cached.size) ||
+      !in.get(cached.mtime_ns) || !in.get(cached.inode) || !(cached == id) ||
+      !in.get_string(text)) {
     return false;
   }
   ColumnarRun out;
