@@ -156,7 +156,7 @@ TEST_CASE("bench gate, smallest size: the JSON has the issue's shape") {
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.output, "baseline, the step-level test"));
   CHECK(contains(r.output, "1 run per side + measured profile"));
-  CHECK(contains(r.output, "1 pair taking turns (ab), by epoch"));
+  CHECK(contains(r.output, "1 pair taking turns (ab), by step"));
   for (const std::string& path : {json_path, dir.file("base.json")}) {
     const nlohmann::json j = nlohmann::json::parse(test::read_text(path));
     CHECK(j["pairs"] == 1);

@@ -73,10 +73,12 @@ class PostgresConnection : public SqlConnection {
                                  values.data(), nullptr, nullptr, 0);
     const ExecStatusType status = PQresultStatus(res);
     if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
-      const char* state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+      // Copied before PQclear frees the result they point into.
+      const char* state_field = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+      const std::string state = state_field ? state_field : "";
       const std::string why = first_line(PQresultErrorMessage(res));
       PQclear(res);
-      if (state && std::string(state) == "23505") throw SqlConflict(why);  // unique_violation
+      if (state == "23505") throw SqlConflict(why);  // unique_violation
       throw IoError(url_ + ": " + why);
     }
     std::vector<SqlRow> rows;
