@@ -68,12 +68,23 @@ TEST_CASE("history report: change points by commit, causes once, links and chart
   CHECK(html.find("<h2>phase 1 dynamo_compiles</h2>") != std::string::npos);
   CHECK(html.find("<h2>phase 1 graph_breaks</h2>") == std::string::npos);
   CHECK(html.find("phase 1 graph_breaks (0)") != std::string::npos);
+  // The same in Markdown, as `history check` prints it.
+  r.runs = history.size();
+  const std::string md = reports::render_history_markdown(r);
+  CHECK(md.rfind("### recompdiag history check: 6 runs, ", 0) == 0);
+  CHECK(md.find("**an unacknowledged regression** (exit 1)") != std::string::npos);
+  CHECK(md.find("**Commit `c3`**: 1 change point, a regression nobody acknowledged\n"
+                "- **regression** in phase 1 dynamo_compiles: 1 -> 3 (exact; 3 runs at the new "
+                "value)\n- with it: guard L['scale'] failed on forward (model.py:12)") !=
+        std::string::npos);
   // Acknowledged, it is no longer the page's regression.
   r.changes[0].acknowledged = true;
   std::ostringstream acked;
   reports::render_history_html(r, acked);
   CHECK(acked.str().find("0 regressions not acknowledged") != std::string::npos);
   CHECK(acked.str().find("(acknowledged)") != std::string::npos);
+  CHECK(reports::render_history_markdown(r).find("no unacknowledged regression") !=
+        std::string::npos);
 }
 
 TEST_CASE("history report: the commits with a regression nobody acknowledged come first") {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 #include "detail/format.h"
 #include "detail/html_style.h"
@@ -226,6 +227,72 @@ void render_history_html(const HistoryReport& r, std::ostream& out) {
     out << "</p>\n";
   }
   out << "<p class=\"muted\">recompdiag " << kToolVersion << ".</p>\n</main></body></html>\n";
+}
+
+namespace {
+
+// A change point's size in words: "0.77 -> 1.03 ms, 1.345x (95% CI 1.302-1.390, p < 0.001; 8 runs
+// before, 6 after)", or a count's "1 -> 3 (exact; 6 runs at the new value)".
+std::string size_text(const HistoryChange& c) {
+  const ChangePoint& cp = c.change;
+  using detail::printf_string;
+  if (c.time) {
+    return printf_string("%.4g", cp.before) + " -> " + printf_string("%.4g", cp.after) + " ms, " +
+           printf_string("%.3f", cp.ratio) + "x (95% CI " + printf_string("%.3f", cp.low) + "-" +
+           (std::isinf(cp.high) ? std::string("inf") : printf_string("%.3f", cp.high)) + ", p " +
+           (cp.p < 0.001 ? std::string("< 0.001") : "= " + printf_string("%.3f", cp.p)) + "; " +
+           std::to_string(cp.runs_before) + " runs before, " + std::to_string(cp.runs_after) +
+           " after)";
+  }
+  return printf_string("%.0f", cp.before) + " -> " + printf_string("%.0f", cp.after) + " (exact; " +
+         std::to_string(cp.runs_after) + " run" + (cp.runs_after == 1 ? "" : "s") +
+         " at the new value)";
+}
+
+}  // namespace
+
+std::string render_history_markdown(const HistoryReport& r) {
+  std::ostringstream out;
+  bool failing_any = false;
+  for (const HistoryChange& c : r.changes) failing_any |= c.change.regression && !c.acknowledged;
+  out << "### recompdiag history check: " << r.runs << " runs, " << r.series.size() << " series, "
+      << r.changes.size() << " change point" << (r.changes.size() == 1 ? "" : "s") << " · "
+      << (failing_any ? "**an unacknowledged regression** (exit 1)"
+                      : "no unacknowledged regression")
+      << "\n";
+  for (const std::string& commit : history_change_commits(r.changes)) {
+    std::vector<const HistoryChange*> here;
+    bool failing = false;
+    for (const HistoryChange& c : r.changes) {
+      if (c.change.commit != commit) continue;
+      here.push_back(&c);
+      failing = failing || (c.change.regression && !c.acknowledged);
+    }
+    out << "\n**Commit `" << commit << "`**: " << here.size() << " change point"
+        << (here.size() == 1 ? "" : "s") << (failing ? ", a regression nobody acknowledged" : "")
+        << "\n";
+    for (const HistoryChange* c : here) {
+      const ChangePoint& cp = c->change;
+      out << "- " << (cp.regression ? "**regression**" : cp.word()) << " in " << cp.series << ": "
+          << size_text(*c) << (c->acknowledged ? "; acknowledged" : "") << "\n";
+    }
+    const std::vector<const HistoryCause*> causes = history_commit_causes(r.changes, commit);
+    constexpr size_t kShown = 3;
+    for (size_t i = 0; i < causes.size() && i < kShown; ++i) {
+      out << "- with it: " << history_cause_words(*causes[i]) << "\n";
+    }
+    if (causes.size() > kShown) {
+      out << "- with it: " << causes.size() - kShown << " more cause"
+          << (causes.size() - kShown == 1 ? "" : "s") << " (history check --json lists them)\n";
+    }
+    if (failing) out << "- known or meant? `recompdiag history ack --commit " << commit << "`\n";
+  }
+  if (r.changes.empty()) out << "\nNo change point in any series.\n";
+  out << "\nStore: " << r.store << "; step-time change points by Apache Otava "
+      << (r.otava_version.empty() ? "(not asked: no series long enough)"
+                                  : r.otava_version + " (E-divisive, t-test)")
+      << ", counts exactly.\n";
+  return out.str();
 }
 
 std::vector<std::string> history_change_commits(const std::vector<HistoryChange>& changes) {

@@ -56,9 +56,7 @@ void add_history_report_command(CLI::App& app, CommandContext& ctx) {
     const auto store = HistoryStore::open(state->db);
     const HistoryCheck check = check_history(*store, state->options);
     std::filesystem::create_directories(state->out_dir + "/runs");
-    reports::HistoryReport page;
-    page.store = check.store;
-    page.otava_version = check.otava_version;
+    reports::HistoryReport page = history_report_of(check);
     for (const HistoryRun* run : runs_at_changes(check)) {
       if (!std::filesystem::exists(run->path)) continue;  // moved or cleaned up since
       const std::string name = "runs/" + std::to_string(run->id) + ".html";
@@ -73,9 +71,6 @@ void add_history_report_command(CLI::App& app, CommandContext& ctx) {
                   << "\n";
       }
     }
-    // The page takes its own series, pointing into the check's runs.
-    page.series = check.series;
-    page.changes = check.changes;
     reports::write_file_atomically(state->out_dir + "/history.html", [&](std::ostream& out) {
       reports::render_history_html(page, out);
     });

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <sstream>
 
 #include "recompdiag/core/error.h"
@@ -13,12 +12,6 @@
 namespace recompdiag::runner {
 
 namespace {
-
-std::string format(const char* fmt, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, fmt, v);
-  return buf;
-}
 
 // Otava's change points sized, without those that bound a level of fewer than `min_runs` runs:
 // each time the least significant of them is dropped and the rest sized again.
@@ -36,26 +29,13 @@ std::vector<ChangePoint> levels(const HistorySeries& s, std::vector<size_t> inde
   }
 }
 
-std::string value_words(const HistoryChange& c) {
-  const ChangePoint& cp = c.change;
-  if (c.time) {
-    return format("%.4g", cp.before) + " -> " + format("%.4g", cp.after) + " ms, " +
-           format("%.3f", cp.ratio) + "x (95% CI " + format("%.3f", cp.low) + "-" +
-           (std::isinf(cp.high) ? std::string("inf") : format("%.3f", cp.high)) + ", p " +
-           (cp.p < 0.001 ? std::string("< 0.001") : "= " + format("%.3f", cp.p)) + "; " +
-           std::to_string(cp.runs_before) + " runs before, " + std::to_string(cp.runs_after) +
-           " after)";
-  }
-  return format("%.0f", cp.before) + " -> " + format("%.0f", cp.after) + " (exact; " +
-         std::to_string(cp.runs_after) + " run" + (cp.runs_after == 1 ? "" : "s") +
-         " at the new value)";
-}
-
 }  // namespace
 
 void HistoryCheckOptions::validate() const {
   if (!(otava.max_pvalue > 0.0 && otava.max_pvalue < 1.0)) {
-    throw InputError("--max-pvalue must be in (0, 1), got " + format("%g", otava.max_pvalue));
+    std::ostringstream got;
+    got << otava.max_pvalue;
+    throw InputError("--max-pvalue must be in (0, 1), got " + got.str());
   }
   if (otava.window_len < 3) {
     throw InputError("--window must be at least 3 runs, got " + std::to_string(otava.window_len));
@@ -108,52 +88,18 @@ HistoryCheck check_history(HistoryStore& store, const HistoryCheckOptions& o) {
   return check;
 }
 
+reports::HistoryReport history_report_of(const HistoryCheck& check) {
+  reports::HistoryReport r;
+  r.store = check.store;
+  r.runs = check.runs.size();
+  r.series = check.series;
+  r.changes = check.changes;
+  r.otava_version = check.otava_version;
+  return r;
+}
+
 std::string history_check_text(const HistoryCheck& check) {
-  std::ostringstream out;
-  out << "### recompdiag history check: " << check.runs.size() << " runs, " << check.series.size()
-      << " series, " << check.changes.size() << " change point"
-      << (check.changes.size() == 1 ? "" : "s") << " · "
-      << (check.exit_code() ? "**an unacknowledged regression** (exit 1)"
-                            : "no unacknowledged regression")
-      << "\n";
-  // One paragraph per commit, those with a regression nobody acknowledged first: the series that
-  // changed there, then the causes that came with them, each once.
-  for (const std::string& commit : reports::history_change_commits(check.changes)) {
-    std::vector<const HistoryChange*> here;
-    bool failing = false;
-    for (const HistoryChange& c : check.changes) {
-      if (c.change.commit != commit) continue;
-      here.push_back(&c);
-      failing = failing || (c.change.regression && !c.acknowledged);
-    }
-    out << "\n**Commit `" << commit << "`**: " << here.size() << " change point"
-        << (here.size() == 1 ? "" : "s") << (failing ? ", a regression nobody acknowledged" : "")
-        << "\n";
-    for (const HistoryChange* c : here) {
-      const ChangePoint& cp = c->change;
-      out << "- " << (cp.regression ? "**regression**" : cp.word()) << " in " << cp.series << ": "
-          << value_words(*c) << (c->acknowledged ? "; acknowledged" : "") << "\n";
-    }
-    const std::vector<const HistoryCause*> causes =
-        reports::history_commit_causes(check.changes, commit);
-    constexpr size_t kShown = 3;
-    for (size_t i = 0; i < causes.size() && i < kShown; ++i) {
-      out << "- with it: " << reports::history_cause_words(*causes[i]) << "\n";
-    }
-    if (causes.size() > kShown) {
-      out << "- with it: " << causes.size() - kShown << " more cause"
-          << (causes.size() - kShown == 1 ? "" : "s") << " (history check --json lists them)\n";
-    }
-    if (failing) {
-      out << "- known or meant? `recompdiag history ack --commit " << commit << "`\n";
-    }
-  }
-  if (check.changes.empty()) out << "\nNo change point in any series.\n";
-  out << "\nStore: " << check.store << "; step-time change points by Apache Otava "
-      << (check.otava_version.empty() ? "(not asked: no series long enough)"
-                                      : check.otava_version + " (E-divisive, t-test)")
-      << ", counts exactly.\n";
-  return out.str();
+  return reports::render_history_markdown(history_report_of(check));
 }
 
 nlohmann::ordered_json history_check_json(const HistoryCheck& check) {

@@ -22,6 +22,7 @@ struct HistoryReport {
   std::vector<HistorySeries> series;   ///< history_series().
   std::vector<HistoryChange> changes;  ///< A check's.
   std::string otava_version;           ///< Empty: Otava was not asked.
+  size_t runs = 0;                     ///< The runs the check read.
   /// A run's id -> the link to its report (relative to the page), for the runs that have one.
   std::map<int64_t, std::string> run_links;
 };
@@ -30,6 +31,11 @@ struct HistoryReport {
 /// commit's causes once; then every step-time series and every count series that changed, each
 /// a chart over the commits.
 void render_history_html(const HistoryReport& report, std::ostream& out);
+
+/// The same in Markdown (`history check`'s output): a headline with the gate's answer, then a
+/// paragraph per commit, those with a regression nobody acknowledged first: each change point
+/// with its size, the causes that came with them (three, then how many more), how to ack it.
+std::string render_history_markdown(const HistoryReport& report);
 
 /// The commits that have change points, those with a regression nobody acknowledged first, each
 /// group in the order of `changes`.

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "recompdiag/core/history.h"
+#include "recompdiag/reports/history_report.h"
 #include "recompdiag/runner/history_store.h"
 #include "recompdiag/runner/otava.h"
 
@@ -58,7 +59,11 @@ struct HistoryCheck {
 /// step-time series needs it.
 HistoryCheck check_history(HistoryStore& store, const HistoryCheckOptions& options);
 
-/// The check in Markdown: a line per change point, regressions not acknowledged first.
+/// The check as the reports take it (the series point into `check`'s runs).
+reports::HistoryReport history_report_of(const HistoryCheck& check);
+
+/// The check in Markdown (reports::render_history_markdown()): by commit, those with a
+/// regression nobody acknowledged first.
 std::string history_check_text(const HistoryCheck& check);
 
 /// The check as JSON: {"type": "history_check", "changes": [...], "exit_code": ...}.
