@@ -99,7 +99,8 @@ double mean(const std::vector<double>& v, size_t from, size_t to) {
   return sum / static_cast<double>(to - from);
 }
 
-// Welch's test of the logs of values[from, at) against values[at, to): cp's ratio and interval.
+// Welch's test of the logs of values[from, at) against values[at, to) (run_ratio_test(): the
+// runs as the unit): cp's ratio, interval and p. A segment of one run cannot be sized.
 void size_by_welch(const std::vector<double>& values, size_t from, size_t at, size_t to,
                    ChangePoint& cp) {
   cp.before = mean(values, from, at);
@@ -107,46 +108,27 @@ void size_by_welch(const std::vector<double>& values, size_t from, size_t at, si
   cp.runs_before = at - from;
   cp.runs_after = to - at;
   std::vector<double> a, b;
-  for (size_t k = from; k < to; ++k) {
-    (k < at ? a : b).push_back(std::log(std::max(values[k], 1e-300)));
-  }
-  const auto moments = [](const std::vector<double>& x, double& m, double& var) {
-    m = 0.0;
-    for (double v : x) m += v;
-    m /= static_cast<double>(x.size());
-    var = 0.0;
-    for (double v : x) var += (v - m) * (v - m);
-    var = x.size() > 1 ? var / static_cast<double>(x.size() - 1) : 0.0;
-  };
-  double ma, va, mb, vb;
-  moments(a, ma, va);
-  moments(b, mb, vb);
-  cp.ratio = std::exp(mb - ma);
+  for (size_t k = from; k < to; ++k) (k < at ? a : b).push_back(std::max(values[k], 1e-300));
   cp.significant = false;
   if (a.size() < 2 || b.size() < 2) {
+    const auto log_mean = [](const std::vector<double>& x) {
+      double sum = 0.0;
+      for (double v : x) sum += std::log(v);
+      return sum / static_cast<double>(x.size());
+    };
+    cp.ratio = std::exp(log_mean(b) - log_mean(a));
     cp.low = 0.0;
     cp.high = kInf;
     cp.p = 1.0;
     return;
   }
-  const double vma = va / static_cast<double>(a.size());
-  const double vmb = vb / static_cast<double>(b.size());
-  const double se = std::sqrt(vma + vmb);
-  if (!(se > 0.0)) {
-    cp.low = cp.high = cp.ratio;
-    cp.p = mb == ma ? 1.0 : 0.0;
-    cp.significant = mb != ma;
-    cp.regression = mb > ma;
-    return;
-  }
-  const double df =
-      stats::welch_df(vma, static_cast<int64_t>(a.size()), vmb, static_cast<int64_t>(b.size()));
-  const double q = stats::student_t_quantile(0.975, df);
-  cp.low = std::exp(mb - ma - q * se);
-  cp.high = std::exp(mb - ma + q * se);
-  cp.p = std::min(1.0, 2.0 * stats::student_t_upper_tail(std::fabs(mb - ma) / se, df));
-  cp.significant = cp.low > 1.0 || cp.high < 1.0;
-  cp.regression = cp.low > 1.0;
+  const stats::RatioTest t = stats::run_ratio_test(a, b);
+  cp.ratio = t.ratio;
+  cp.low = t.low;
+  cp.high = t.high;
+  cp.p = t.p;
+  cp.significant = t.low > 1.0 || t.high < 1.0;
+  cp.regression = t.low > 1.0;
 }
 
 }  // namespace

@@ -47,11 +47,12 @@ print(json.dumps({"otava": version("apache-otava"), "change_points": out}))
 // on PATH.
 std::string find_program(const std::string& name) {
   if (name.find('/') != std::string::npos) return name;
-  std::error_code ec;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const std::string beside = (self.parent_path() / name).string();
+  try {
+    const std::string beside =
+        (std::filesystem::path(own_executable()).parent_path() / name).string();
     if (::access(beside.c_str(), X_OK) == 0) return beside;
+  } catch (const IoError&) {
+    // No /proc/self/exe: PATH alone.
   }
   const char* path = std::getenv("PATH");
   std::stringstream dirs(path ? path : "");
