@@ -11,9 +11,12 @@
 #undef CHECK_GT
 #undef CHECK_GE
 #include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "recompdiag/probes/memory_probe.h"
@@ -45,6 +48,31 @@ TEST_CASE("memory probe: the resident size rises by the memory this process touc
   REQUIRE(after);
   CHECK(*after - *before >= static_cast<int64_t>(kTouched) * 3 / 4);
   CHECK(block[kTouched - 1] == 1);
+}
+
+TEST_CASE("memory probe: a copy outlives its original; a forked child reads its own size") {
+  std::optional<probes::ResidentMemoryReader> original(std::in_place);
+  const probes::ResidentMemoryReader copy = *original;
+  original.reset();  // the copy keeps the file the two share
+  REQUIRE(copy.read());
+
+  // The reader's file is the parent's /proc/<pid>/statm: the child must not read it, or the
+  // memory it touches would not show.
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    const auto before = copy.read();
+    constexpr size_t kTouched = 64 << 20;
+    std::unique_ptr<char[]> block(new char[kTouched]);
+    std::memset(block.get(), 1, kTouched);
+    const auto after = copy.read();
+    const bool own = before && after && *after - *before >= static_cast<int64_t>(kTouched) * 3 / 4;
+    ::_exit(own && block[kTouched - 1] == 1 ? 0 : 1);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
 }
 
 TEST_CASE("monitor: every step gets the memory section; the CUDA allocator's says why not on CPU") {

@@ -51,7 +51,18 @@ std::optional<int64_t> parse_statm_resident(std::string_view statm, int64_t page
   return *resident * page_size;
 }
 
-ResidentMemoryReader::ResidentMemoryReader() {
+struct ResidentMemoryReader::OpenFile {
+  OpenFile() : fd(::open(kStatm, O_RDONLY | O_CLOEXEC)), pid(::getpid()) {}
+  ~OpenFile() {
+    if (fd >= 0) ::close(fd);
+  }
+  OpenFile(const OpenFile&) = delete;
+  OpenFile& operator=(const OpenFile&) = delete;
+  const int fd;
+  const pid_t pid;
+};
+
+ResidentMemoryReader::ResidentMemoryReader() : file_(std::make_shared<const OpenFile>()) {
   const long page = ::sysconf(_SC_PAGESIZE);
   if (page > 0) page_size_ = page;
   availability_.available = true;
@@ -65,11 +76,16 @@ ResidentMemoryReader::ResidentMemoryReader() {
 std::optional<int64_t> ResidentMemoryReader::read() const {
   if (!availability_.available) return std::nullopt;
   errno = 0;
-  const int fd = ::open(kStatm, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
   char buf[128];
-  const ssize_t n = ::read(fd, buf, sizeof buf);
-  ::close(fd);
+  ssize_t n = -1;
+  if (file_->fd >= 0 && file_->pid == ::getpid()) {
+    n = ::pread(file_->fd, buf, sizeof buf, 0);
+  } else {  // opened by the parent of a fork (its /proc/self was the parent), or not at all
+    const int fd = ::open(kStatm, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return std::nullopt;
+    n = ::read(fd, buf, sizeof buf);
+    ::close(fd);
+  }
   if (n <= 0) return std::nullopt;
   return parse_statm_resident(std::string_view(buf, static_cast<size_t>(n)), page_size_);
 }
