@@ -194,4 +194,23 @@ TEST_CASE("monitor options: one validator, the Monitor's and the bindings' first
   CHECK(refused(bad).find("needs compiled=False") != std::string::npos);
   bad.dispatcher = false;  // no dispatcher probe: no key
   CHECK(refused(bad).empty());
+  // The nested options' own checks, which the Monitor used to clamp silently.
+  bad = o;
+  bad.health.warmup_steps = -1;
+  CHECK(refused(bad) == "warmup_steps must be >= 0, got -1");
+  bad = o;
+  bad.health.rolling_window = 5;  // min_window stays 10
+  CHECK(refused(bad) == "min_window must be <= rolling_window (5), got 10");
+  bad = o;
+  bad.health.slow_step_factor = 0.5;
+  CHECK(refused(bad) == "slow_step_factor must be a finite number >= 1, got 0.5");
+  bad = o;
+  bad.health.memory_growth.recompiles = 99;
+  CHECK(refused(bad) == "memory_growth.recompiles must be <= 8, got 99");
+  bad = o;
+  bad.health.memory_growth.window = 3;
+  CHECK(refused(bad) == "memory_growth.window must be >= 8, got 3");
+  bad = o;
+  bad.cupti_options.buffers = 0;
+  CHECK(refused(bad) == "cupti_options.buffers must be >= 1, got 0");
 }

@@ -4,9 +4,11 @@
 #include <cmath>
 #include <optional>
 #include <sstream>
+#include <string>
 #include <utility>
 
 #include "recompdiag/core/compile_findings.h"
+#include "recompdiag/core/error.h"
 #include "recompdiag/core/probe_counts.h"
 
 namespace recompdiag {
@@ -330,6 +332,41 @@ EventRecord to_event(const Alert& alert) {
   event.reason = alert.rule + ": " + alert.evidence;
   event.detail = {{"rule", alert.rule}, {"evidence", alert.evidence}, {"advice", alert.advice}};
   return event;
+}
+
+void HealthOptions::validate() const {
+  auto at_least = [](const char* name, int64_t value, int64_t low) {
+    if (value < low) {
+      throw InputError(std::string(name) + " must be >= " + std::to_string(low) + ", got " +
+                       std::to_string(value));
+    }
+  };
+  at_least("warmup_steps", warmup_steps, 0);
+  at_least("max_host_ops", max_host_ops, 0);
+  at_least("max_copies_h2d", max_copies_h2d, 0);
+  at_least("max_copies_d2h", max_copies_d2h, 0);
+  at_least("max_syncs", max_syncs, 0);
+  at_least("max_new_signatures", max_new_signatures, 0);
+  at_least("slow_step_streak", slow_step_streak, 1);
+  at_least("max_profiling_steps", max_profiling_steps, 0);
+  at_least("rolling_window", rolling_window, 1);
+  at_least("min_window", min_window, 1);
+  at_least("repeat_after_steps", repeat_after_steps, 0);
+  if (min_window > rolling_window) {
+    throw InputError("min_window must be <= rolling_window (" + std::to_string(rolling_window) +
+                     "), got " + std::to_string(min_window));
+  }
+  auto finite_at_least = [](const char* name, double value, double low) {
+    if (!std::isfinite(value) || value < low) {
+      std::ostringstream s;
+      s << name << " must be a finite number >= " << low << ", got " << value;
+      throw InputError(s.str());
+    }
+  };
+  finite_at_least("slow_step_factor", slow_step_factor, 1.0);
+  finite_at_least("slow_step_spread", slow_step_spread, 0.0);
+  finite_at_least("lr_rel_tolerance", lr_rel_tolerance, 0.0);
+  memory_growth.validate();
 }
 
 HealthMonitor::HealthMonitor(HealthOptions options, std::string expected_device)

@@ -1,8 +1,31 @@
 #include "recompdiag/core/memory_trend.h"
 
 #include <algorithm>
+#include <string>
+
+#include "recompdiag/core/error.h"
 
 namespace recompdiag {
+
+void MemoryGrowthOptions::validate(const std::string& prefix) const {
+  auto at_least = [&](const char* name, int64_t value, int64_t low) {
+    if (value < low) {
+      throw InputError(prefix + name + " must be >= " + std::to_string(low) + ", got " +
+                       std::to_string(value));
+    }
+  };
+  at_least("blocks", blocks, 2);
+  at_least("window", window, 2 * blocks);
+  at_least("min_bytes_per_step", min_bytes_per_step, 0);
+  at_least("min_total_bytes", min_total_bytes, 0);
+  at_least("min_bytes_per_recompile", min_bytes_per_recompile, 0);
+  at_least("recompiles", recompiles, 1);
+  if (recompiles > MemoryTrend::kMaxRecompiles) {
+    throw InputError(prefix +
+                     "recompiles must be <= " + std::to_string(MemoryTrend::kMaxRecompiles) +
+                     ", got " + std::to_string(recompiles));
+  }
+}
 
 MemoryTrend::MemoryTrend(MemoryGrowthOptions options) : options_(options) {
   options_.blocks = std::max<int64_t>(2, options_.blocks);

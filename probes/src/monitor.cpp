@@ -33,8 +33,22 @@ Monitor::Monitor(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
                  MonitorOptions options)
     : Monitor(&model, &optimizer, TrainingStateSource{}, std::move(options)) {}
 
+void CuptiOptions::validate() const {
+  auto at_least_one = [](const char* name, int64_t value) {
+    if (value < 1) {
+      throw InputError(std::string("cupti_options.") + name + " must be >= 1, got " +
+                       std::to_string(value));
+    }
+  };
+  at_least_one("buffers", buffers);
+  at_least_one("buffer_bytes", buffer_bytes);
+  at_least_one("kernel_name_capacity", kernel_name_capacity);
+}
+
 void MonitorOptions::validate() const {
   ExpectedDevice check(expected_device);  // throws InputError when malformed
+  health.validate();
+  cupti_options.validate();
   if (dispatcher_sample_every < 1) {
     throw InputError("dispatcher_sample_every must be >= 1, got " +
                      std::to_string(dispatcher_sample_every));

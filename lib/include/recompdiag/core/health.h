@@ -141,6 +141,12 @@ struct HealthOptions {
   /// An alert of one rule is not repeated within this many steps (0: alert at every step). A
   /// compile alert for a compile noted since the last one is always raised.
   int64_t repeat_after_steps = 50;
+
+  /// Throws InputError with one sentence for the first threshold that cannot work: a negative
+  /// count or allowance, a slow-step factor below 1, a streak or window below 1, a min_window
+  /// beyond the window, a negative or non-finite tolerance, or memory_growth's own. MonitorOptions
+  /// and the trainer's flags call it; HealthMonitor clamps what it is given, as before 0.7.
+  void validate() const;
 };
 
 /// The rule engine. Feed it every step record in order; it returns that step's alerts.

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace recompdiag {
@@ -32,6 +33,10 @@ struct MemoryGrowthOptions {
   /// recompile adds to shows after a few recompiles, however few steps lie between them.
   int64_t min_bytes_per_recompile = 1024 * 1024;
   int64_t recompiles = 3;  ///< In [1, MemoryTrend::kMaxRecompiles].
+
+  /// Throws InputError with one sentence for the first field out of its range (named as
+  /// `prefix` + field). MemoryTrend itself clamps what it is given, as before 0.7.
+  void validate(const std::string& prefix = "memory_growth.") const;
 };
 
 /// Resident memory that rose at each of several recompiles in a row and stayed.

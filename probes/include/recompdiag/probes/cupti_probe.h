@@ -20,6 +20,9 @@ struct CuptiOptions {
   int64_t buffer_bytes = 4 << 20;
   /// Slots of the first-seen kernel name table.
   int64_t kernel_name_capacity = 1 << 14;
+
+  /// Throws InputError for a count below 1 (MonitorOptions::validate calls it).
+  void validate() const;
 };
 
 /// A CUPTI probe, or its null object when CUPTI was not built or cannot run (no driver, no GPU,
