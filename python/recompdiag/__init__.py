@@ -25,7 +25,7 @@ if torch.__version__.split(".")[:2] != _build.TORCH_VERSION.split(".")[:2]:
         f"imports torch {torch.__version__} from {os.path.dirname(torch.__file__)}: run it in the "
         "environment it was built for, or install recompdiag into this one")
 
-from ._core import InputError, compare_json as _compare_json, version as __version__
+from ._core import InputError, MonitorOptions, compare_json as _compare_json, version as __version__
 from .monitor import Monitor, Step
 
 
@@ -40,4 +40,4 @@ def compare(a: Union[str, Iterable[str]], b: Union[str, Iterable[str]], threshol
     return json.loads(_compare_json(paths(a), paths(b), threshold, turns, list(fail_on)))
 
 
-__all__ = ["InputError", "Monitor", "Step", "compare", "__version__"]
+__all__ = ["InputError", "Monitor", "MonitorOptions", "Step", "compare", "__version__"]

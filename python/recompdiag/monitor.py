@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import time
@@ -11,6 +12,7 @@ from typing import Any, Iterable, Optional
 import torch
 
 from . import _core
+from ._core import MonitorOptions
 from .dynamo_hooks import DynamoHooks
 
 
@@ -33,10 +35,16 @@ class Monitor:
     mode: the run's label in reports ("recompile", "mutable", or your own).
     device: the device the model is meant to train on ("cpu", "cuda").
     metrics: "host:port" to serve Prometheus metrics on, or None.
-    compiled: count torch.compile's work per step (section `compiled`); on by default.
+    compiled: count torch.compile's work per step (section `compiled`); on by default in Python
+        (the C++ default is off: C++ loops do not run torch.compile). This keyword decides it,
+        whatever `options.compiled` says.
+    options: a MonitorOptions for everything else a Monitor can be told (its defaults are the C++
+        probes::MonitorOptions' own, and its checks MonitorOptions.validate()); the keywords here,
+        when given, are set on a copy of it. A keyword left None keeps the options' value.
     dispatcher_sample_every: observe ops and dynamo's scopes every Nth step (and every step for a
         while after a compile or a phase start, and any step that compiles): an observed step
         costs LibTorch a RecordFunction per op (about 10% of a small CPU step), others nothing.
+        Default: MonitorOptions().dispatcher_sample_every.
     dispatcher_hook: how an observed step's ops are seen: "record-function" (the default) or
         "mode-key", a dispatcher fallback on a mode key, as `__torch_dispatch__` modes use, which
         costs less per op. Only the thread that calls step_begin (and autograd's threads for that
@@ -63,11 +71,12 @@ class Monitor:
         device: str = "cpu",
         metrics: Optional[str] = None,
         compiled: bool = True,
-        dispatcher: bool = True,
-        dispatcher_sample_every: int = 25,
-        dispatcher_hook: str = "record-function",
-        warmup_steps: int = 10,
-        log_alerts: bool = True,
+        dispatcher: Optional[bool] = None,
+        dispatcher_sample_every: Optional[int] = None,
+        dispatcher_hook: Optional[str] = None,
+        warmup_steps: Optional[int] = None,
+        log_alerts: Optional[bool] = None,
+        options: Optional[MonitorOptions] = None,
         config: Optional[dict] = None,
         seed: int = 0,
         rank: Optional[int] = None,
@@ -92,28 +101,16 @@ class Monitor:
         }
         if job:
             header.update({"rank": rank, "world_size": world_size, "job_id": job_id or _job_id()})
-        if compiled:
+        o = _options(options, device=device, job=job, compiled=compiled, dispatcher=dispatcher,
+                     dispatcher_sample_every=dispatcher_sample_every, dispatcher_hook=dispatcher_hook,
+                     warmup_steps=warmup_steps, log_alerts=log_alerts)
+        if o.compiled:
             header["probes"] = DynamoHooks.availability()
-        options = {
-            "device": device,
-            "dispatcher": dispatcher,
-            "dispatcher_sample_every": dispatcher_sample_every,
-            "dispatcher_hook": dispatcher_hook,
-            "compiled": compiled,
-            "optimizer": True,
-            "placement": True,
-            "memory": True,
-            "cupti": device.startswith("cuda"),
-            "jit": True,
-            "comm": job,
-            "log_alerts": log_alerts,
-            "warmup_steps": warmup_steps,
-        }
-        self._run = _core.Run(model, optimizer, out or "", json.dumps(header), options, metrics or "")
+        self._run = _core.Run(model, optimizer, out or "", json.dumps(header), o, metrics or "")
         self._optimizer = optimizer
         self._step = 0
         self._loss_weights: list[float] = []
-        self._hooks = DynamoHooks(self) if compiled else None
+        self._hooks = DynamoHooks(self) if o.compiled else None
 
     # -- steps ---------------------------------------------------------------------------------
     def step_begin(self, step: Optional[int] = None) -> None:
@@ -230,6 +227,23 @@ class Monitor:
 
     def _compiling(self) -> None:
         self._run.observe_compile()
+
+
+def _options(options: Optional[MonitorOptions], *, device: str, job: bool, compiled: bool,
+             **keywords: Any) -> MonitorOptions:
+    """The MonitorOptions a Monitor runs with: a copy of `options` (or the C++ defaults), what the
+    Python loop knows (the device, a data-parallel rank's collectives, CUDA kernels on CUDA,
+    whether it runs torch.compile), and the keywords given. Checked by validate()."""
+    o = copy.copy(options) if options is not None else MonitorOptions()
+    o.expected_device = device
+    o.cupti = o.cupti and device.startswith("cuda")
+    o.comm = job
+    o.compiled = compiled
+    for name, value in keywords.items():
+        if value is not None:
+            setattr(o, name, value)
+    o.validate()
+    return o
 
 
 def _job_id() -> str:

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "collective_timer.h"
+#include "monitor_options.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/job.h"
 #include "recompdiag/core/lr_plateau.h"
@@ -79,12 +80,50 @@ probes::OptimizerSnapshot snapshot_of(const py::object& optimizer) {
   return out;
 }
 
-void tensors_of(const py::object& model, std::vector<at::Tensor>& params,
-                std::vector<at::Tensor>& buffers) {
-  for (const py::handle t : model.attr("parameters")())
-    params.push_back(THPVariable_Unpack(t.ptr()));
-  for (const py::handle t : model.attr("buffers")()) buffers.push_back(THPVariable_Unpack(t.ptr()));
-}
+// A Python model's parameters and buffers, read through model.parameters() and buffers() at most
+// once in kRefreshEvery steps. Those generators walk the module tree in Python: about 78k
+// instructions a step on a three-layer MLP (callgrind, torch 2.15), most of what the placement
+// probe cost a small step. The tensors kept are the model's own (TensorImpls): a move by
+// module.to() (it sets param.data) shows at the next step; what only a new read sees (a module
+// added or replaced, parameters swapped for new objects) shows within kRefreshEvery steps, and at
+// once after set_model(), a compile or a noted event. Between reads the cache keeps the tensors
+// alive, so a dropped model's memory is freed within as many steps.
+class ModelTensors {
+ public:
+  static constexpr int kRefreshEvery = 25;
+
+  void set_model(py::object model) {
+    model_ = std::move(model);
+    refresh_soon();
+  }
+  const py::object& model() const { return model_; }
+  void refresh_soon() { steps_to_refresh_ = 0; }
+  void clear() {
+    params_.clear();
+    buffers_.clear();
+    refresh_soon();
+  }
+
+  void fill(std::vector<at::Tensor>& params, std::vector<at::Tensor>& buffers) {
+    if (steps_to_refresh_-- <= 0) {
+      params_.clear();
+      buffers_.clear();
+      for (const py::handle t : model_.attr("parameters")())
+        params_.push_back(THPVariable_Unpack(t.ptr()));
+      for (const py::handle t : model_.attr("buffers")())
+        buffers_.push_back(THPVariable_Unpack(t.ptr()));
+      steps_to_refresh_ = kRefreshEvery - 1;
+    }
+    params = params_;
+    buffers = buffers_;
+  }
+
+ private:
+  py::object model_ = py::none();
+  std::vector<at::Tensor> params_;
+  std::vector<at::Tensor> buffers_;
+  int steps_to_refresh_ = 0;
+};
 
 // A sink that keeps nothing.
 struct Discard final : RecordSink {
@@ -100,33 +139,22 @@ class Run {
  public:
   // `header` is the run header's JSON as Python builds it (mode, config, rank, ...), completed by
   // the recorder with what C++ knows (tool version, host, probes); `options` the MonitorOptions
-  // the Python API exposes.
+  // the Python Monitor built (its typed binding, monitor_options.h).
   Run(py::object model, py::object optimizer, const std::string& out, const std::string& header,
-      const py::dict& options, const std::string& metrics_listen)
-      : model_(std::move(model)), optimizer_(std::move(optimizer)) {
+      const probes::MonitorOptions& options, const std::string& metrics_listen)
+      : optimizer_(std::move(optimizer)) {
+    model_.set_model(std::move(model));
     probes::RunRecorderOptions run;
     run.out = out;
     run.header = nlohmann::json::parse(header);
     // A Python exception does not unwind C++: a Monitor never closed ends without a summary, a
     // run that did not finish, not one that completed when Python collects it.
     run.close_on_destruction = false;
-    probes::MonitorOptions& o = run.monitor;
-    o.expected_device = options["device"].cast<std::string>();
-    o.dispatcher = options["dispatcher"].cast<bool>();
-    o.dispatcher_sample_every = options["dispatcher_sample_every"].cast<int64_t>();
-    o.dispatcher_hook = probes::parse_dispatch_hook(options["dispatcher_hook"].cast<std::string>(),
-                                                    "dispatcher_hook");
-    o.compiled = options["compiled"].cast<bool>();
-    o.optimizer = options["optimizer"].cast<bool>() && !optimizer_.is_none();
-    o.placement = options["placement"].cast<bool>() && !model_.is_none();
-    o.memory = options["memory"].cast<bool>();
-    o.cupti = options["cupti"].cast<bool>();
-    o.jit = options["jit"].cast<bool>();
-    o.comm = options["comm"].cast<bool>();  // a rank of a data-parallel job
-    o.log_alerts = options["log_alerts"].cast<bool>();
-    o.health.warmup_steps = options["warmup_steps"].cast<int64_t>();
-    o.validate();  // the C++ rules, before the exporter binds its port (the recorder checks
-                   // them again before it opens the file)
+    run.monitor = options;
+    run.monitor.optimizer = options.optimizer && !optimizer_.is_none();
+    run.monitor.placement = options.placement && !model_.model().is_none();
+    run.monitor.validate();  // the C++ rules, before the exporter binds its port (the recorder
+                             // checks them again before it opens the file)
     if (!metrics_listen.empty()) {
       reports::MetricsOptions m;
       m.listen_addr = metrics_listen;
@@ -135,9 +163,9 @@ class Run {
     }
     if (run.out.empty() && run.sinks.empty()) run.sinks.push_back(&nowhere_);  // out=None
     probes::TrainingStateSource source;
-    if (!model_.is_none()) {
+    if (!model_.model().is_none()) {
       source.model = [this](std::vector<at::Tensor>& p, std::vector<at::Tensor>& b) {
-        tensors_of(model_, p, b);
+        model_.fill(p, b);
       };
     }
     if (!optimizer_.is_none()) source.optimizer = [this] { return snapshot_of(optimizer_); };
@@ -169,12 +197,14 @@ class Run {
     if (!k) throw InputError("unknown event kind '" + kind + "'");
     nlohmann::json d = detail.empty() ? nlohmann::json::object() : nlohmann::json::parse(detail);
     open().note_event(*k, reason, std::move(d));
+    model_.refresh_soon();  // a phase start, a recompile, a rebuilt optimizer: the model may be new
   }
   void set_epoch(int epoch) { open().set_epoch(epoch); }
 
   // Dynamo starts compiling: the probes observe from now on (the region it is about to run).
   void observe_compile() {
     if (recorder_) recorder_->monitor().observe_from_now();
+    model_.refresh_soon();
   }
 
   void add_compile_time(double ms) {
@@ -196,7 +226,7 @@ class Run {
   void set_requested_lr(double lr) { open().monitor().set_requested_lr(lr); }
   // Inspected from the next step on. A fresh optimizer shows as a state reset (its step counters
   // fall), as in the C++ Monitor.
-  void set_model(py::object model) { model_ = std::move(model); }
+  void set_model(py::object model) { model_.set_model(std::move(model)); }
   void set_optimizer(py::object optimizer) { optimizer_ = std::move(optimizer); }
   void take_turn() { open().monitor().take_turn(); }
   bool takes_turns() const { return recorder_ && recorder_->monitor().takes_turns(); }
@@ -212,6 +242,7 @@ class Run {
     // training thread, not to a Run that is closing (CollectiveTimer).
     collectives_.settle(std::chrono::seconds(2));
     if (recorder) recorder->close(status);
+    model_.clear();  // the model's tensors are the model's again
   }
 
  private:
@@ -228,7 +259,7 @@ class Run {
     return *recorder_;
   }
 
-  py::object model_;
+  ModelTensors model_;
   py::object optimizer_;
   // The sinks outlive the recorder: declared before it.
   std::unique_ptr<reports::PrometheusExporter> exporter_;
@@ -310,6 +341,7 @@ PYBIND11_MODULE(_core, m) {
         "overhead` judges its arms ({ratio, low, high, confidence, rounds, includes_one, "
         "wider_than_effect, rounds_to_settle}); ValueError for fewer than two rounds, sides of "
         "different length or a value not positive");
+  recompdiag::python::bind_monitor_options(m);
   static const recompdiag::PlateauOptions kPlateauDefaults;
   py::class_<recompdiag::ReduceLrOnPlateau>(
       m, "ReduceLrOnPlateau",
@@ -329,8 +361,8 @@ PYBIND11_MODULE(_core, m) {
            py::arg("lr"))
       .def("reset", &recompdiag::ReduceLrOnPlateau::reset);
   py::class_<Run>(m, "Run")
-      .def(py::init<py::object, py::object, const std::string&, const std::string&, const py::dict&,
-                    const std::string&>(),
+      .def(py::init<py::object, py::object, const std::string&, const std::string&,
+                    const recompdiag::probes::MonitorOptions&, const std::string&>(),
            py::arg("model"), py::arg("optimizer"), py::arg("out"), py::arg("header"),
            py::arg("options"), py::arg("metrics_listen"))
       .def("begin_step", &Run::begin_step)

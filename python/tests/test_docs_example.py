@@ -66,3 +66,21 @@ def test_the_docs_loop_is_gated_by_the_docs_command(tmp_path):
     a = [json.loads(l) for l in open(out_dir / "a.jsonl")]
     assert sum(r["type"] == "step" for r in a) == 120
     assert a[0]["turn_every_steps"] == 1
+
+
+def test_the_docs_options_block_runs_as_written(tmp_path, monkeypatch):
+    block = next(b for b in re.findall(r"```python\n(.*?)\n```", open(DOC).read(), re.S)
+                 if "MonitorOptions()" in b)
+    monkeypatch.chdir(tmp_path)
+    scope = {}
+    exec(PREAMBLE + "import recompdiag\n" + block, scope)
+    monitor = scope["monitor"]
+    for step, batch in enumerate(scope["data"][:30]):
+        with monitor.step(step) as s:
+            s.loss = scope["train_step"](batch)
+    monitor.close()
+    steps = [json.loads(l) for l in open(tmp_path / "run.jsonl") if '"type":"step"' in l.replace(" ", "")]
+    assert len(steps) == 30
+    assert all("memory" not in s for s in steps)
+    sampled = [s["step"] for s in steps if s["dispatch"]["sampled"]]
+    assert 25 in sampled and 24 not in sampled  # every 5th after the first 20 steps in full

@@ -185,3 +185,60 @@ def test_a_monitor_never_closed_leaves_no_summary(run_file):
     run = read_run(run_file)
     assert len(run["step"]) == 3
     assert run["summary"] == []  # a run that did not finish, not one that completed
+
+
+def test_monitor_options_are_the_cpp_defaults_and_checks(run_file):
+    """One default per option: a Monitor given nothing samples as MonitorOptions() does, and the
+    options' own validate() refuses what the Monitor refuses."""
+    defaults = recompdiag.MonitorOptions()
+    steps = defaults.dispatcher_full_steps_after_event + 2 * defaults.dispatcher_sample_every
+    model = torch.nn.Linear(4, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with recompdiag.Monitor(model, opt, run_file, compiled=False, log_alerts=False) as m:
+        small_loop(m, model, opt, steps)
+    sampled = [s["step"] for s in read_run(run_file)["step"] if s["dispatch"]["sampled"]]
+    steady = [s for s in sampled if s >= defaults.dispatcher_full_steps_after_event]
+    assert steady and all(s % defaults.dispatcher_sample_every == 0 for s in steady)
+    assert len(steady) < steps - defaults.dispatcher_full_steps_after_event
+
+    defaults.dispatcher_sample_every = 0
+    with pytest.raises(ValueError, match="dispatcher_sample_every must be >= 1, got 0"):
+        defaults.validate()
+    with pytest.raises(ValueError, match="dispatcher_sample_every must be >= 1, got 0"):
+        recompdiag.Monitor(None, None, run_file, options=defaults)
+
+
+def test_options_object_is_honoured_and_keywords_override_it(run_file):
+    options = recompdiag.MonitorOptions()
+    options.dispatcher = False
+    options.warmup_steps = 0
+    with recompdiag.Monitor(None, None, run_file, options=options, log_alerts=False) as m:
+        assert m.probes["dispatch"]["available"] is False
+        assert m.probes["compiled"]["available"] is True  # the keyword's default decides it
+        for step in range(3):
+            with m.step(step) as s:
+                s.loss = torch.tensor(1.0)
+    assert options.log_alerts is True  # the Monitor set its keywords on a copy
+    assert all("dispatch" not in s for s in read_run(run_file)["step"])
+    with recompdiag.Monitor(None, None, run_file, options=options, dispatcher=True,
+                            log_alerts=False) as m:
+        assert m.probes["dispatch"]["available"] is True
+
+
+def test_a_parameter_added_mid_run_is_seen_within_a_refresh(run_file):
+    """The placement probe reads the model's tensors from a cache refreshed every 25 steps, and at
+    once after a noted event: a parameter added off the device shows within that many steps."""
+    model = torch.nn.Linear(4, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with recompdiag.Monitor(model, opt, run_file, compiled=False, log_alerts=False) as m:
+        small_loop(m, model, opt, 3)
+        model.extra = torch.nn.Linear(2, 2, device="meta")  # never used by forward
+        small_loop(m, model, opt, 30, start=3)
+        model.other = torch.nn.Linear(2, 2, device="meta")
+        m.note_event("note", "a module added")
+        small_loop(m, model, opt, 1, start=33)
+    off = {s["step"]: s["placement"]["params_off_device"] for s in read_run(run_file)["step"]}
+    assert all(off[s] == 0 for s in range(3))
+    assert max(s for s in range(3, 33) if off[s] == 0) < 3 + 25  # seen within a refresh
+    assert off[32] == 2
+    assert off[33] == 4  # at once after the event

@@ -1,8 +1,10 @@
 #pragma once
 /// \file
-/// Which hook the dispatcher probe sees ops through, and the hooks' names in flags, run headers
-/// and the Python API. Torch-free, so that flag parsers validate a hook name without LibTorch.
+/// Which hook the dispatcher probe sees ops through, the hooks' names in flags, run headers and
+/// the Python API, and how often it observes by default. Torch-free, so that flag parsers validate
+/// a hook name, and read the default, without LibTorch.
 
+#include <cstdint>
 #include <string>
 
 namespace recompdiag::probes {
@@ -31,6 +33,13 @@ enum class DispatchHook {
   /// fallback for either.
   kModeKey,
 };
+
+/// The dispatcher probe observes every Nth step by default (and every step for a while after an
+/// event, and any step that compiles): the one default of MonitorOptions::dispatcher_sample_every,
+/// the trainer's --dispatch-sample-every, the benches' and the Python Monitor's. An observed step
+/// costs LibTorch a RecordFunction per op, about 10% of a small CPU step; one in 25 keeps the
+/// monitor's steady cost under half a percent of that.
+inline constexpr int64_t kDefaultDispatcherSampleEvery = 25;
 
 /// The hook's name in flags, run headers and the Python API: "record-function" or "mode-key".
 const char* dispatch_hook_name(DispatchHook hook);

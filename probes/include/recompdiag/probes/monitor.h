@@ -86,8 +86,9 @@ struct MonitorOptions {
   bool compiled = false;
   /// NVTX ranges for run, phase and step (free without a tool attached).
   bool nvtx = true;
-  /// Observe ops every Nth step only (1: every step). Unsampled steps cost nothing.
-  int64_t dispatcher_sample_every = 1;
+  /// Observe ops every Nth step only (1: every step). Unsampled steps cost nothing. The default is
+  /// kDefaultDispatcherSampleEvery (dispatch_hook.h); before 0.7 it was 1.
+  int64_t dispatcher_sample_every = kDefaultDispatcherSampleEvery;
   /// On the steps sampling skips, still count ops and host syncs by op name, without reading op
   /// inputs: every step observed. Costs most of what reading inputs costs (LibTorch's per-op
   /// RecordFunction work dominates), so it is off by default. See
@@ -129,7 +130,8 @@ struct MonitorOptions {
 
   /// Throws InputError with one sentence for the first option that cannot work: an expected
   /// device that is not a torch device string, dispatcher_sample_every below 1, a negative
-  /// dispatcher_full_steps_after_event or max_queued_events, and the mode-key hook with the
+  /// dispatcher_full_steps_after_event or max_queued_events, health thresholds that
+  /// HealthOptions::validate() refuses, CUPTI buffer counts below 1, and the mode-key hook with the
   /// torch.compile probe (torch.compile's guards check the dispatch keys the mode key changes:
   /// the tool would cause the recompiles it is there to find). The Monitor calls it first; so do
   /// the bindings, before they create anything.

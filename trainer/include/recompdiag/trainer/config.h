@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "recompdiag/core/lr_plateau.h"
+#include "recompdiag/probes/dispatch_hook.h"
 #include "recompdiag/runner/distributed.h"
 #include "recompdiag/trainer/faults.h"
 
@@ -62,8 +63,9 @@ struct TrainConfig {
   bool monitor = true;     ///< Attach the health monitor and its probes.
   bool log_alerts = true;  ///< The monitor writes one line per alert to stderr.
   /// The dispatcher probe observes every Nth step in steady state (and every step for a while
-  /// at the start and after each compile or phase switch); 1 observes every step.
-  int dispatch_sample_every = 10;
+  /// at the start and after each compile or phase switch); 1 observes every step. The Monitor's
+  /// default (probes::kDefaultDispatcherSampleEvery).
+  int dispatch_sample_every = static_cast<int>(probes::kDefaultDispatcherSampleEvery);
   /// How the dispatcher probe sees ops: "record-function" (a RecordFunction callback) or
   /// "mode-key" (a dispatcher fallback on a mode key; probes::DispatchHook::kModeKey).
   std::string dispatch_hook = "record-function";

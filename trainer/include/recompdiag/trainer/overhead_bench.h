@@ -48,9 +48,11 @@ struct OverheadBenchOptions {
     return c;
   }();
   int rounds = 100;       ///< Each runs one block of every arm and gives each ratio one pair.
-  int block_steps = 12;   ///< Steps per block; the first kDroppedSteps are not kept.
+  /// Dispatcher sampling of the counted and sampled arms: the Monitor's default.
+  int sample_every = static_cast<int>(probes::kDefaultDispatcherSampleEvery);
+  /// Steps per block; the first kDroppedSteps are not kept, the rest one sampling period.
+  int block_steps = kDroppedSteps + sample_every;
   int warmup_steps = 60;  ///< Steps before measuring (compile, profiling runs).
-  int sample_every = 10;  ///< Dispatcher sampling of the counted and sampled arms.
   bool exporter = true;   ///< Add the arm with the Prometheus exporter (where it is built).
 
   /// A new monitor's first steps fill its first-seen tables, and a new profiler session's first
@@ -112,7 +114,8 @@ struct InstructionBenchOptions {
   int warmup_steps = 6;    ///< Steps before the first counted block (compile, profiling run).
   int short_steps = 10;    ///< Steps of the short block (rounded up to a multiple of sample_every).
   int counted_steps = 20;  ///< Long block minus short block (rounded up likewise).
-  int sample_every = 10;   ///< Dispatcher sampling of the counted and sampled arms.
+  /// Dispatcher sampling of the counted and sampled arms: the Monitor's default.
+  int sample_every = static_cast<int>(probes::kDefaultDispatcherSampleEvery);
 
   /// Short and counted blocks rounded up to whole sampling periods.
   int short_block() const;
