@@ -26,6 +26,7 @@ OverheadBenchOptions small_overhead() {
   o.config.threads = 1;
   o.config.log_alerts = false;
   o.rounds = 3;
+  o.sample_every = 10;  // a short block: 2 dropped steps and one sampling period
   o.block_steps = 12;
   o.warmup_steps = 2;
   o.exporter = false;  // no port to bind in a unit test

@@ -8,7 +8,7 @@ bin=$1
 
 small="--batch-size 4 --seq-len 6 --hidden 8 --threads 1 --warmup 4"
 # shellcheck disable=SC2086
-"$bin" bench overhead $small --rounds 3 --block-steps 12 --json "$tmp/overhead.json" \
+"$bin" bench overhead $small --rounds 3 --block-steps 12 --sample-every 10 --json "$tmp/overhead.json" \
   >"$tmp/out" 2>"$tmp/err" || fail "bench overhead: exit $?: $(cat "$tmp/err")"
 cat "$tmp/out"
 # The same figures as JSON, in the shape every bench writes: which bench first, then each arm.
