@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "recompdiag/core/health.h"
+#include "recompdiag/reports/words.h"
 
 using namespace recompdiag;
 
@@ -129,11 +130,11 @@ TEST_CASE("a slow stretch is attributed to the compiles and the optimizer reset 
   CHECK(s.signals[0].kind == "jit_compiles");
   CHECK(s.signals[0].count == 2);
   CHECK(s.signals[1].kind == "optimizer_reset");
-  CHECK(s.sentence.rfind("steps 50-52 ran 38x the steady median", 0) == 0);
-  CHECK(s.sentence.find("2 JIT compiles (reason: phase 2: loss weights changed)") !=
-        std::string::npos);
-  CHECK(s.sentence.find("Adam state reset") != std::string::npos);
-  CHECK(s.sentence.find("7 first-seen op signatures") != std::string::npos);
+  CHECK(reports::stretch_sentence(s).rfind("steps 50-52 ran 38x the steady median", 0) == 0);
+  CHECK(reports::stretch_sentence(s).find(
+            "2 JIT compiles (reason: phase 2: loss weights changed)") != std::string::npos);
+  CHECK(reports::stretch_sentence(s).find("Adam state reset") != std::string::npos);
+  CHECK(reports::stretch_sentence(s).find("7 first-seen op signatures") != std::string::npos);
 
   const PhaseAnalysis& p2 = a.phases[1];
   CHECK(p2.counts.jit_compiles == 2);
@@ -152,7 +153,7 @@ TEST_CASE("a slow stretch with no probe signal says so") {
   ms[40] = 80;
   RunAnalysis a = analyze_run(make_run({ms}));
   REQUIRE(a.slow_stretch_count == 1);
-  CHECK(a.slow_stretches[0].sentence ==
+  CHECK(reports::stretch_sentence(a.slow_stretches[0]) ==
         "step 40 ran 7.9x the steady median (+0.0699 s); no probe signal coincides");
 }
 
@@ -230,8 +231,9 @@ TEST_CASE(
   CHECK(s.first_step == 50);
   CHECK(s.last_step == 52);
   CHECK(s.signals.at(0).kind == "jit_compiles");
-  CHECK(contains_text(s.sentence, "1 JIT compile (reason: phase 2: loss weights changed)"));
-  CHECK(contains_text(s.sentence, "Adam state reset"));
+  CHECK(contains_text(reports::stretch_sentence(s),
+                      "1 JIT compile (reason: phase 2: loss weights changed)"));
+  CHECK(contains_text(reports::stretch_sentence(s), "Adam state reset"));
 }
 
 TEST_CASE("slow steps one step apart form one stretch; further apart, two") {

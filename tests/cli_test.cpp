@@ -17,6 +17,7 @@
 #include "cli_util.h"
 #include "recompdiag/core/compare.h"
 #include "recompdiag/core/run_io.h"
+#include "recompdiag/reports/words.h"
 #include "test_util.h"
 
 using namespace recompdiag;
@@ -245,8 +246,8 @@ TEST_CASE("ab on a small config: both runs, the reports, and the switch attribut
   for (const auto& stretch : c.a.slow_stretches) {
     if (stretch.first_step <= 36 && 36 <= stretch.last_step) {
       ++covering;
-      CAPTURE(stretch.sentence);
-      CHECK(stretch.sentence.find(
+      CAPTURE(reports::stretch_sentence(stretch));
+      CHECK(reports::stretch_sentence(stretch).find(
                 "JIT compile (reason: phase 2: loss weights [0.7,0.3] -> [0.99,0.01]") !=
             std::string::npos);
     }

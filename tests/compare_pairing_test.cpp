@@ -4,15 +4,16 @@
 // run-to-run spread is measured.
 
 #include <doctest/doctest.h>
-#include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 
 #include "recompdiag/core/compare.h"
 #include "recompdiag/core/noise_profile.h"
 #include "recompdiag/core/run_io.h"
+#include "recompdiag/reports/words.h"
 #include "test_util.h"
 
 using namespace recompdiag;
@@ -139,7 +140,7 @@ TEST_CASE("runs that took turns: a 10% slowdown under heavy shared drift is a re
   CHECK(c.verdict == Verdict::kRegression);
   for (const PhaseComparison& p : c.phases) {
     CHECK(p.unit == ReplicationUnit::kEpochPairs);
-    CHECK(p.reason.find("epochs paired") != std::string::npos);
+    CHECK(reports::phase_reason(p, c).find("epochs paired") != std::string::npos);
   }
 }
 
@@ -163,7 +164,7 @@ TEST_CASE("one independent run per side with no measured spread gives no time ve
   CHECK(c.verdict == Verdict::kInconclusive);
   for (const PhaseComparison& p : c.phases) {
     CHECK(p.verdict == Verdict::kInconclusive);
-    CHECK(p.reason.find("no measured run-to-run spread") != std::string::npos);
+    CHECK(reports::phase_reason(p, c).find("no measured run-to-run spread") != std::string::npos);
   }
   // With a measured spread of 3% the same 50% slowdown is proven.
   CompareOptions measured;
@@ -195,12 +196,12 @@ TEST_CASE("counted cost: extra compiles are priced at what their steps cost, wit
   CHECK(cost.high_s > 0.27);
   CHECK(cost.share == doctest::Approx(0.27 / (cost.phase_s_a)).epsilon(0.01));
   CHECK(cost.verdict == Verdict::kRegression);
-  CHECK(cost.causes.find("9 more JIT compiles") != std::string::npos);
+  CHECK(reports::cost_causes(cost, c).find("9 more JIT compiles") != std::string::npos);
   const PhaseComparison& p2 = c.phases[1];
   CHECK(p2.verdict == Verdict::kRegression);
   CHECK(p2.counted_decides);
   CHECK(c.verdict == Verdict::kRegression);
-  CHECK(c.summary.find("JIT compiles") != std::string::npos);
+  CHECK(reports::summary(c).find("JIT compiles") != std::string::npos);
 }
 
 TEST_CASE(
@@ -255,7 +256,8 @@ TEST_CASE("counted cost: a difference against the counts is not their cost and d
   CHECK(cost.against_counts);
   CHECK(cost.verdict == Verdict::kNoChange);
   CHECK_FALSE(c.phases[1].counted_decides);
-  CHECK(cost.text.find("against the counts (B has fewer of them)") != std::string::npos);
+  CHECK(reports::counted_cost_line(cost, c).find("against the counts (B has fewer of them)") !=
+        std::string::npos);
 }
 
 TEST_CASE("counted cost: a count on every step is the steady test's, not costed") {

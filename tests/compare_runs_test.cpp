@@ -13,6 +13,7 @@
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/core/synthetic_run.h"
+#include "recompdiag/reports/words.h"
 #include "test_util.h"
 
 using namespace recompdiag;
@@ -89,7 +90,7 @@ TEST_CASE("three runs per side: a 20% slower phase 2 is a regression, phase 1 no
   CHECK(c.phases[1].verdict == Verdict::kRegression);
   CHECK(c.phases[1].ratio.ratio == doctest::Approx(1.2).epsilon(0.02));
   CHECK(c.phases[1].p_holm >= c.phases[1].test.p);  // Holm never lowers a p-value
-  CHECK(contains(c.phases[1].reason, "3 vs 3 runs"));
+  CHECK(contains(reports::phase_reason(c.phases[1], c), "3 vs 3 runs"));
 }
 
 TEST_CASE("three pairs of runs that shared a load: paired, the load cancels") {
@@ -118,7 +119,7 @@ TEST_CASE("three pairs of runs that shared a load: paired, the load cancels") {
   CHECK(c.phases[1].paired);
   CHECK(c.phases[1].ratio.ratio == doctest::Approx(1.15).epsilon(0.02));
   CHECK(c.phases[1].verdict == Verdict::kRegression);
-  CHECK(contains(c.phases[1].reason, "3 pairs of runs"));
+  CHECK(contains(reports::phase_reason(c.phases[1], c), "3 pairs of runs"));
   CHECK(c.phases[0].verdict != Verdict::kRegression);
   // Sides of different sizes are never paired.
   b.pop_back();
@@ -161,7 +162,7 @@ TEST_CASE("counts are compared exactly: compiles at the switch are a finding, an
     if (cc.count == "jit_compiles") {
       found = true;
       CHECK(cc.phase == 2);
-      CHECK(cc.text == "B: 2 more JIT compiles in phase 2 (0 -> 2)");
+      CHECK(reports::count_change_line(cc) == "B: 2 more JIT compiles in phase 2 (0 -> 2)");
       CHECK_FALSE(cc.fails);
     }
   }
@@ -171,7 +172,8 @@ TEST_CASE("counts are compared exactly: compiles at the switch are a finding, an
   c = compare_run_sets(a, b, o);
   CHECK(c.verdict == Verdict::kRegression);
   CHECK(exit_code_for(c, false) == 1);
-  CHECK(contains(c.summary, "2 more JIT compiles in phase 2 (0 -> 2) (--fail-on compiles)"));
+  CHECK(contains(reports::summary(c),
+                 "2 more JIT compiles in phase 2 (0 -> 2) (--fail-on compiles)"));
   // Each question apart: the counts fail the gate, the step time does not.
   CHECK(c.counts_verdict == Verdict::kRegression);
   CHECK(c.step_time_verdict != Verdict::kRegression);
@@ -275,13 +277,13 @@ TEST_CASE(
     if (cc.phase == 2) cost = &cc;
   }
   REQUIRE(cost != nullptr);
-  CAPTURE(cost->text);
+  CAPTURE(reports::counted_cost_line(*cost, c));
   CHECK(cost->measured_bounds);
   CHECK(cost->measured_s == doctest::Approx(0.060));
   CHECK(cost->low_s >= 0.060);
   CHECK(cost->difference_s >= 0.060);
   CHECK(cost->verdict == Verdict::kRegression);  // 60 ms of about 600: beyond 5%
-  CHECK(contains(cost->text,
+  CHECK(contains(reports::counted_cost_line(*cost, c),
                  "cost at least 0.06 s compiling, as the compilers' own clocks "
                  "measured (the step times alone: "));
   // Against a threshold the bound does not reach, the bound alone decides nothing.
@@ -319,7 +321,7 @@ TEST_CASE("the compile ledger: graph breaks and cache misses compared exactly, w
   bool misses = false;
   bool breaks = false;
   for (const CountChange& cc : c.count_changes) {
-    CAPTURE(cc.text);
+    CAPTURE(reports::count_change_line(cc));
     if (cc.count == "compile_cache_misses") {
       misses = true;
       CHECK(cc.phase == 1);
@@ -366,7 +368,7 @@ TEST_CASE("runs stopped at the switch: the phase no run has a step in is left ou
   REQUIRE(c.phases.size() == 1);
   CHECK(c.phases[0].phase == 1);
   bool warned = false;
-  for (const std::string& w : c.warnings) warned |= contains(w, "phase 2 started");
+  for (const std::string& w : reports::warnings(c)) warned |= contains(w, "phase 2 started");
   CHECK(warned);
   // One side with phase 2 steps and one without is still bad input, naming both.
   auto whole = runs(dir, "w", 1, quiet_switch(), 21);

@@ -11,6 +11,7 @@
 
 #include "recompdiag/core/compare.h"
 #include "recompdiag/core/statistics.h"
+#include "recompdiag/reports/words.h"
 
 using namespace recompdiag;
 
@@ -258,7 +259,7 @@ TEST_CASE("a noise profile that the runs' own level jumps contradict licenses no
   CHECK(c.phases[0].noise_contradicted);
   CHECK(c.phases[0].level_spread > 0.1);
   CHECK(c.verdict == Verdict::kInconclusive);
-  CHECK(c.phases[0].reason.find("jump between levels") != std::string::npos);
+  CHECK(reports::phase_reason(c.phases[0], c).find("jump between levels") != std::string::npos);
   // Smooth runs: the profile stands, and a 2x slower B is a regression.
   const RunFile sa = leveled_run("a.jsonl", {1.0}, 30, rng);
   const RunFile sb = leveled_run("b.jsonl", {2.0}, 30, rng);

@@ -10,6 +10,7 @@
 #include "input_error.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/run_io.h"
+#include "recompdiag/reports/words.h"
 #include "test_util.h"
 
 using namespace recompdiag;
@@ -67,7 +68,8 @@ TEST_CASE("a rerun of the same job is no change") {
   CHECK(c.config_differences[0].a == "1");
   CHECK(c.config_differences[0].b == "2");
   bool warned = false;
-  for (const auto& w : c.warnings) warned |= contains(w, "configurations differ: seed: 1 vs 2");
+  for (const auto& w : reports::warnings(c))
+    warned |= contains(w, "configurations differ: seed: 1 vs 2");
   CHECK(warned);
 }
 
@@ -77,8 +79,8 @@ TEST_CASE("one independent run per side gives no time verdict until the spread i
   Comparison none = compare_runs(base, read_run_file(fixture("compare_slower.jsonl")));
   CHECK(none.verdict == Verdict::kInconclusive);
   for (const auto& p : none.phases) {
-    CHECK(contains(p.reason, "no measured run-to-run spread"));
-    CHECK(contains(p.reason, "bench noise"));
+    CHECK(contains(reports::phase_reason(p, none), "no measured run-to-run spread"));
+    CHECK(contains(reports::phase_reason(p, none), "bench noise"));
   }
   // With a 3% spread known (e.g. from a noise profile), a rerun cannot be proven within 5%...
   CompareOptions measured;
@@ -91,7 +93,8 @@ TEST_CASE("one independent run per side gives no time verdict until the spread i
     CHECK(p.verdict == Verdict::kInconclusive);
     CHECK(p.runs_needed >= 2);
     CHECK(p.test.mde > 0.05);
-    CHECK(contains(p.reason, "3.0% run-to-run spread from noise profile n.json"));
+    CHECK(
+        contains(reports::phase_reason(p, c), "3.0% run-to-run spread from noise profile n.json"));
   }
   // ...and the 30% slowdown shows.
   CHECK(compare_runs(base, read_run_file(fixture("compare_slower.jsonl")), measured).verdict ==
@@ -124,7 +127,7 @@ TEST_CASE("phase 2 slowed by 30% is a regression") {
   CHECK(p2.ratio.low <= 1.3);
   CHECK(p2.ratio.high >= 1.3);
   CHECK(p2.mann_whitney.p < 1e-6);
-  CHECK(c.summary.rfind("regression: phase 2", 0) == 0);
+  CHECK(reports::summary(c).rfind("regression: phase 2", 0) == 0);
 }
 
 TEST_CASE("a faster run is an improvement, and reversed it is a regression") {
@@ -148,7 +151,7 @@ TEST_CASE("the threshold and alpha decide what counts") {
   Comparison c = compare_runs(a, b, strict);
   // 30% slower but nothing can be significant, nor proven equivalent: inconclusive.
   CHECK(c.verdict == Verdict::kInconclusive);
-  CHECK(contains(c.phases[1].reason, "cannot be told from the 5.0% threshold"));
+  CHECK(contains(reports::phase_reason(c.phases[1], c), "cannot be told from the 5.0% threshold"));
   CHECK(exit_code_for(c, false) == 0);
   CHECK(exit_code_for(c, true) == 1);
 }
@@ -168,8 +171,9 @@ TEST_CASE("the switch cost of each run is compared") {
   bool named = false;
   for (const auto& st : c.a.slow_stretches) {
     if (st.first_step == 100) {
-      named = contains(st.sentence, "2 JIT compiles (reason: phase 2: loss weights baked") &&
-              contains(st.sentence, "Adam state reset");
+      named = contains(reports::stretch_sentence(st),
+                       "2 JIT compiles (reason: phase 2: loss weights baked") &&
+              contains(reports::stretch_sentence(st), "Adam state reset");
     }
   }
   CHECK(named);
@@ -185,7 +189,7 @@ TEST_CASE("too few samples draw a warning") {
   Comparison c =
       compare_runs(read_run_file(dir.file("a.jsonl")), read_run_file(dir.file("b.jsonl")));
   bool warned = false;
-  for (const auto& w : c.warnings) {
+  for (const auto& w : reports::warnings(c)) {
     warned |= contains(w, "few steady steps (fewer than 20)") && contains(w, "phase 1 ") &&
               contains(w, "phase 2 ");  // one warning names both phases
   }
@@ -266,7 +270,7 @@ TEST_CASE("a truncated last line is accepted and reported as a warning") {
   CHECK(c.verdict == Verdict::kRegression);
   bool truncated = false;
   bool unfinished = false;
-  for (const auto& w : c.warnings) {
+  for (const auto& w : reports::warnings(c)) {
     truncated |= contains(w, "cut.jsonl:") && contains(w, "truncated last line");
     unfinished |= contains(w, "cut.jsonl: no summary line");
   }
@@ -301,14 +305,14 @@ TEST_CASE(
   CHECK(c.phases[1].counted_decides);
   REQUIRE(c.counted_costs.size() == 1);
   CHECK(c.counted_costs[0].difference_s < -0.1);
-  CHECK(contains(c.counted_costs[0].text, "2 fewer JIT compiles"));
+  CHECK(contains(reports::counted_cost_line(c.counted_costs[0], c), "2 fewer JIT compiles"));
   CHECK(c.verdict == Verdict::kImprovement);
   bool mode_listed = false;
   for (const auto& d : c.config_differences) mode_listed |= d.key == "mode";
   CHECK(mode_listed);
   bool named = false;
   for (const auto& s : c.a.slow_stretches) {
-    named |= s.first_step == 150 && contains(s.sentence, "2 JIT compiles");
+    named |= s.first_step == 150 && contains(reports::stretch_sentence(s), "2 JIT compiles");
   }
   CHECK(named);
   // The switch is always shown; in the mutable run it costs nothing and names no compile.
@@ -317,7 +321,7 @@ TEST_CASE(
     if (s.first_step < 150) continue;
     CHECK(s.first_step == 150);
     CHECK(s.last_step == 150);
-    CHECK_FALSE(contains(s.sentence, "JIT compile"));
+    CHECK_FALSE(contains(reports::stretch_sentence(s), "JIT compile"));
     b_switch_shown = true;
   }
   CHECK(b_switch_shown);
@@ -326,14 +330,14 @@ TEST_CASE(
 TEST_CASE("a steady state that drifts while the run goes draws a warning") {
   RunFile a = read_run_file(fixture("compare_baseline.jsonl"));
   RunFile b = read_run_file(fixture("compare_rerun.jsonl"));
-  CHECK(compare_runs(a, b).warnings.size() == 1);  // only the seed difference
+  CHECK(reports::warnings(compare_runs(a, b)).size() == 1);  // only the seed difference
   // The machine gets busy halfway through B's phase 1.
   for (auto& s : b.steps) {
     if (s.phase == 1 && s.step >= 55) s.wall_ms *= 1.3;
   }
   Comparison c = compare_runs(a, b);
   bool warned = false;
-  for (const auto& w : c.warnings) {
+  for (const auto& w : reports::warnings(c)) {
     warned |=
         contains(w, "steady step time drifted") && contains(w, "compare_rerun.jsonl phase 1 +3");
   }
@@ -353,7 +357,7 @@ TEST_CASE("compare: expected configuration differences are listed but not warned
   const RunFile ra = read_run_file(dir.file("a.jsonl"));
   const RunFile rb = read_run_file(dir.file("b.jsonl"));
   auto config_warning = [](const Comparison& c) {
-    for (const auto& w : c.warnings)
+    for (const auto& w : reports::warnings(c))
       if (contains(w, "configurations differ")) return w;
     return std::string();
   };

@@ -9,6 +9,7 @@
 #include "recompdiag/core/compare.h"
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/core/synthetic_run.h"
+#include "recompdiag/reports/words.h"
 #include "test_util.h"
 
 using namespace recompdiag;
@@ -58,8 +59,8 @@ TEST_CASE("a slow step every epoch is a regression of the whole phase, not of it
   CHECK(p1.whole_decides);
   CHECK(c.phases[1].verdict != Verdict::kRegression);
   CHECK(c.verdict == Verdict::kRegression);
-  CHECK(c.summary.rfind("regression: phase 1 regressed ", 0) == 0);
-  CHECK(c.summary.find("over all its steps") != std::string::npos);
+  CHECK(reports::summary(c).rfind("regression: phase 1 regressed ", 0) == 0);
+  CHECK(reports::summary(c).find("over all its steps") != std::string::npos);
   // Reversed, the fix is an improvement of the whole phase.
   const Comparison back = compare_runs(b, a, no_run_spread());
   CHECK(back.phases[0].verdict == Verdict::kImprovement);

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "recompdiag/core/compare.h"
+#include "recompdiag/reports/words.h"
 
 using namespace recompdiag;
 
@@ -112,8 +113,8 @@ TEST_CASE("compare: a time regression names B's signal; a worse training joins t
   o.run_noise = 0.0;  // one synthetic run per side: no run-to-run spread (see compare_test)
   Comparison c = compare_runs(a, b, o);
   REQUIRE(c.verdict == Verdict::kRegression);
-  CHECK(c.summary.find("B: ") == std::string::npos);  // nothing in B's probes explains it
-  CHECK(c.summary.find("no probe signal differs") != std::string::npos);
+  CHECK(reports::summary(c).find("B: ") == std::string::npos);  // nothing in B's probes explains it
+  CHECK(reports::summary(c).find("no probe signal differs") != std::string::npos);
   CHECK(c.convergence.verdict == ConvergenceVerdict::kNoChange);
   for (StepRecord& s : b.steps) {
     if (s.phase != 2) continue;
@@ -125,16 +126,17 @@ TEST_CASE("compare: a time regression names B's signal; a worse training joins t
   REQUIRE(c.verdict == Verdict::kRegression);
   // The verdict line names the signal first: "regression: phase 2 regressed 30% in steady
   // state: B: ... extra host syncs ...".
-  CHECK(c.summary.rfind("regression: phase 2 regressed ", 0) == 0);
-  CHECK(c.summary.find("in steady state: B: ") != std::string::npos);
-  CHECK(c.summary.find("extra host syncs") != std::string::npos);
+  CHECK(reports::summary(c).rfind("regression: phase 2 regressed ", 0) == 0);
+  CHECK(reports::summary(c).find("in steady state: B: ") != std::string::npos);
+  CHECK(reports::summary(c).find("extra host syncs") != std::string::npos);
   // One pair: a difference no test across seeds backs, never a regression; it does not gate.
   CHECK(c.convergence.verdict == ConvergenceVerdict::kUntestedDifference);
-  CHECK(c.summary.find("training quality: untested difference (B worse in its one pair") !=
-        std::string::npos);
-  CHECK(c.summary.find("quality does not gate") != std::string::npos);
-  CHECK(c.summary.rfind(c.time_summary, 0) == 0);  // the timing sentence, then the quality
-  CHECK(c.time_summary.find("training quality") == std::string::npos);
+  CHECK(reports::summary(c).find(
+            "training quality: untested difference (B worse in its one pair") != std::string::npos);
+  CHECK(reports::summary(c).find("quality does not gate") != std::string::npos);
+  CHECK(reports::summary(c).rfind(reports::time_summary(c), 0) ==
+        0);  // the timing sentence, then the quality
+  CHECK(reports::time_summary(c).find("training quality") == std::string::npos);
 }
 
 namespace {
@@ -202,8 +204,9 @@ TEST_CASE("convergence: a head that is worse in every seeded pair regresses, tes
   CHECK_FALSE(phase.regression);
   CHECK(phase.better_pairs == 3);
   CHECK(phase.change == doctest::Approx(-0.2));
-  CHECK(c.summary.find("final loss of head 2 +") != std::string::npos);
-  CHECK(c.summary.find("better in every pair: mean loss over phase 2 -20.0%") != std::string::npos);
+  CHECK(reports::convergence_summary(c).find("final loss of head 2 +") != std::string::npos);
+  CHECK(reports::convergence_summary(c).find(
+            "better in every pair: mean loss over phase 2 -20.0%") != std::string::npos);
 
   // The same changes in a random direction per pair: no test passes, no regression.
   const std::vector<RunFile> mixed = {run_with_heads(0.8, 1.3), run_with_heads(1.2, 0.7),
@@ -221,5 +224,5 @@ TEST_CASE("convergence: one pair is untested; it regresses only by its final los
   CHECK_FALSE(c.tested);
   CHECK(c.verdict == ConvergenceVerdict::kNoChange);  // only the unweighted head is worse
   CHECK(measure(c, "final_loss_head_2").worse_pairs == 1);
-  CHECK(c.summary.find("no test across seeds") != std::string::npos);
+  CHECK(reports::convergence_summary(c).find("no test across seeds") != std::string::npos);
 }

@@ -11,6 +11,7 @@
 #include "recompdiag/core/analysis.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/run_io.h"
+#include "recompdiag/reports/words.h"
 #include "recompdiag/trainer/trainer.h"
 
 // AddressSanitizer's allocator keeps freed memory in a quarantine (256 MiB by default) that fills
@@ -115,7 +116,7 @@ TEST_CASE("faults: each CPU fault raises its alert and is its own top cause") {
                                                        {"optimizer_state_reset", {20}}});
     const Signal top = top_cause(b, healthy, 2);
     CHECK(top.kind == "optimizer_reset");
-    CHECK(top.text == "Adam state reset");
+    CHECK(reports::signal_words(top) == "Adam state reset");
   }
   SUBCASE("lr-trap: the phase 2 lr never takes effect") {
     const RunAnalysis b = train("lr-trap");
@@ -124,7 +125,7 @@ TEST_CASE("faults: each CPU fault raises its alert and is its own top cause") {
     const Signal top = top_cause(b, healthy, 2);
     CHECK(top.kind == "lr_not_in_effect");
     CHECK(top.count == 15);
-    CHECK(top.text == "lr 0.001 requested but 0.01 in effect (15 steps)");
+    CHECK(reports::signal_words(top) == "lr 0.001 requested but 0.01 in effect (15 steps)");
   }
   SUBCASE("host-sync: one extra host read per step") {
     const RunAnalysis b = train("host-sync");

@@ -12,6 +12,7 @@
 #include "job_fixtures.h"
 #include "recompdiag/core/analysis.h"
 #include "recompdiag/core/straggler.h"
+#include "recompdiag/reports/words.h"
 
 using namespace recompdiag;
 using recompdiag::test::job_with_straggler;
@@ -107,8 +108,9 @@ TEST_CASE("the straggler of a slow stretch is named with its cause; waiters with
     CHECK(found->wait_max_ms == doctest::Approx(44.0));
     const std::string expect = "steps 40-41: rank " + std::to_string(late) +
                                " recompiled (reason \"fault: recompile-one-rank\", 45 ms)";
-    CHECK(found->sentence.find(expect) == 0);
-    CHECK(found->sentence.find("waited 41-44 ms in all-reduce") != std::string::npos);
+    CHECK(reports::straggler_sentence(*found).find(expect) == 0);
+    CHECK(reports::straggler_sentence(*found).find("waited 41-44 ms in all-reduce") !=
+          std::string::npos);
   }
 }
 
@@ -129,7 +131,7 @@ TEST_CASE("on a busy machine the rank that alone compiled is named though all we
                                   [](const StragglerFinding& f) { return f.first_step == 40; });
   REQUIRE(found != j.stragglers.end());
   CHECK(found->straggler == 1);
-  CHECK(found->sentence.find("rank 1 recompiled") != std::string::npos);
+  CHECK(reports::straggler_sentence(*found).find("rank 1 recompiled") != std::string::npos);
   // Without the compile, the same waits are noise: no straggler.
   ranks[1].events.pop_back();
   const JobAnalysis none = analyze_job(ranks, analyze_run(job_run(ranks)));
@@ -151,7 +153,7 @@ TEST_CASE("ranks slow alike have no straggler") {
                                   [](const StragglerFinding& f) { return f.first_step == 50; });
   REQUIRE(found != j.stragglers.end());
   CHECK(found->straggler == -1);
-  CHECK(found->sentence.find("no straggler") != std::string::npos);
+  CHECK(reports::straggler_sentence(*found).find("no straggler") != std::string::npos);
 }
 
 TEST_CASE("a job's summary says failed when a rank failed, and none when a rank wrote none") {

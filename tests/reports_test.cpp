@@ -148,8 +148,6 @@ TEST_CASE("the story: the switches apart, then the counted costs and the steady 
         CHECK(line.rfind("Counted cost, phase ", 0) == 0);
       }
       CHECK(s.steady.rfind("Steady state: phase 1 ", 0) == 0);
-      // The deprecated field says what the story says until 0.8 removes it.
-      CHECK(s.lines() == p.c.story);
       switches += s.switches.size();
       costs += s.counted_costs.size();
     }
@@ -164,7 +162,6 @@ TEST_CASE("the story: the switches apart, then the counted costs and the steady 
                        {run("compare_slower.jsonl"), run("compare_faster.jsonl")});
   REQUIRE(story(sets).switches.size() == 1);
   CHECK(story(sets).switches[0].rfind("Switch to phase 2 (first runs): A (", 0) == 0);
-  CHECK(story(sets).lines() == sets.story);
 
   // B compiles nothing at the switch and keeps its optimizer's state: the compiles' counted cost.
   test::TempDir dir;
@@ -181,7 +178,6 @@ TEST_CASE("the story: the switches apart, then the counted costs and the steady 
                                 "reset; B (mutable) paid 0 s: 12 first-seen op signatures."));
   REQUIRE(s.counted_costs.size() == 1);
   CHECK(contains(s.counted_costs[0], "Counted cost, phase 2: B's 2 fewer JIT compiles"));
-  CHECK(s.lines() == c.story);
 }
 
 // Which of phase_reason()'s sentences a comparison's phases were given, by their first words.
@@ -201,18 +197,20 @@ struct ReasonsSeen {
   }
 };
 
-// The reports' words say what 0.6's deprecated fields said, field by field.
+// The reports word every fact of an analysis and a comparison; which kinds of sentence they gave
+// is tallied, so that the fixtures are known to reach each.
 void check_quality(const ConvergenceComparison& q, ReasonsSeen& seen) {
-  CHECK(convergence_summary(q) == q.summary);
+  const std::string words = convergence_summary(q);
+  CHECK(words.rfind("training quality: ", 0) == 0);
   ++seen.quality[std::string(to_string(q.verdict)) + (q.tested ? ", tested" : "")];
-  seen.improved += q.summary.find("better in every pair") != std::string::npos;
+  seen.improved += words.find("better in every pair") != std::string::npos;
 }
 
 void check_words(const RunAnalysis& r, ReasonsSeen& seen) {
   for (const SlowStretch& s : r.slow_stretches) {
-    CHECK(stretch_sentence(s) == s.sentence);
+    CHECK(stretch_sentence(s).rfind("step", 0) == 0);
     for (const Signal& signal : s.signals) {
-      CHECK(signal_words(signal) == signal.text);
+      CHECK_FALSE(signal_words(signal).empty());
       ++seen.signals[signal.kind];
       if (signal.kind == "context") ++seen.signals[to_string(signal.event)];
     }
@@ -226,41 +224,23 @@ void check_words(const Comparison& c, ReasonsSeen& seen) {
     for (const PhaseAnalysis& pa : c.a.phases) {
       if (pa.phase != pb.phase) continue;
       for (const Signal& signal : rank_phase_signals(pb, &pa, c.b.header.optimizer)) {
-        CHECK(signal_words(signal) == signal.text);
+        CHECK_FALSE(signal_words(signal).empty());
         ++seen.signals[signal.kind];
       }
     }
   }
-  // The deprecated fields word 0.6's facts; a verdict that rests on the matched compiles' times
-  // (0.7) is the reports' alone.
-  bool new_facts = false;
-  for (const PhaseComparison& p : c.phases) {
-    new_facts = new_facts || p.compile_time_decides;
-    if (!p.compile_time_decides) CHECK(phase_reason(p, c) == p.reason);
-    seen.add(phase_reason(p, c));
-  }
+  for (const PhaseComparison& p : c.phases) seen.add(phase_reason(p, c));
   for (const CountChange& cc : c.count_changes) {
-    CHECK(count_change(cc) == cc.change);
-    CHECK(count_change_line(cc) == cc.text);
+    CHECK(contains(count_change_line(cc), count_change(cc)));
   }
   for (const CountedCost& cost : c.counted_costs) {
-    CHECK(cost_causes(cost, c) == cost.causes);
-    CHECK(counted_cost_line(cost, c) == cost.text);
+    if (!cost.counts.empty()) CHECK(contains(counted_cost_line(cost, c), cost_causes(cost, c)));
   }
   check_quality(c.convergence, seen);
-  // The deprecated list holds 0.6's kinds of caveat; the ones 0.7 added are the reports' alone.
-  std::vector<std::string> old_kinds;
-  for (const Caveat& caveat : c.caveats) {
-    if (!std::holds_alternative<caveats::MatchedCompiles>(caveat)) {
-      old_kinds.push_back(caveat_words(caveat, c));
-    }
-  }
-  CHECK(old_kinds == c.warnings);
+  CHECK(warnings(c).size() == c.caveats.size());
   for (const Caveat& caveat : c.caveats) ++seen.caveats[caveat.index()];
-  if (!new_facts) {
-    CHECK(time_summary(c) == c.time_summary);
-    CHECK(summary(c) == c.summary);
-  }
+  // The summary is the timing sentence, then the training quality where B's training changed.
+  CHECK(summary(c).rfind(time_summary(c), 0) == 0);
 }
 
 TEST_CASE("the words: each sentence from the facts, as 0.6's fields said it") {
@@ -493,12 +473,12 @@ TEST_CASE("the words: each sentence from the facts, as 0.6's fields said it") {
     CHECK(signals.size() + 1 == kinds);  // every kind but `alerts`, which ranking leaves out
     for (const Signal& signal : signals) {
       CAPTURE(signal.kind);
-      CHECK(signal_words(signal) == signal.text);
+      CHECK_FALSE(signal_words(signal).empty());
     }
   }
 }
 
-TEST_CASE("the words of a job's stragglers, each cause from its facts, as 0.6's fields said it") {
+TEST_CASE("the words of a job's stragglers, each cause from its facts") {
   // Rank 1 holds the others up at steps 40-41 for each cause in turn, most specific first.
   const auto without_compile = [] {
     std::vector<RunFile> ranks = test::job_with_straggler(1);
@@ -535,9 +515,13 @@ TEST_CASE("the words of a job's stragglers, each cause from its facts, as 0.6's 
   for (const std::vector<RunFile>& ranks : jobs) {
     const JobAnalysis j = analyze_job(ranks, analyze_run(job_run(ranks)));
     for (const StragglerFinding& f : j.stragglers) {
-      CAPTURE(f.sentence);
-      CHECK(straggler_sentence(f) == f.sentence);
-      CHECK(straggler_cause(f) == f.cause);
+      const std::string sentence = straggler_sentence(f);
+      CAPTURE(sentence);
+      if (f.cause_kind == StragglerCause::kNone) {
+        CHECK(contains(sentence, "no straggler"));
+      } else {
+        CHECK(contains(sentence, "rank " + std::to_string(f.straggler) + " " + straggler_cause(f)));
+      }
       ++seen[f.cause_kind];
       every_rank |= f.every_rank_compiled;
     }
@@ -561,7 +545,7 @@ TEST_CASE("every renderer prints the configured confidence level, never a fixed 
   const std::string html = render(ReportFormat::kHtml, c);
   CHECK(contains(md, "| 90% CI |"));
   CHECK(contains(html, "<th>90% CI</th>"));
-  CHECK(contains(c.summary, "(90% CI "));
+  CHECK(contains(summary(c), "(90% CI "));
   for (const std::string* text : {&md, &html}) CHECK_FALSE(contains(*text, "95%"));
   const nlohmann::json j = nlohmann::json::parse(render(ReportFormat::kJson, c));
   CHECK(j["phases"][1]["ratio"]["confidence"] == 0.90);

@@ -71,7 +71,6 @@ std::vector<SlowStretch> find_slow_stretches(const ColumnarRun& run,
     // An event's step is the step it precedes, so the stretch's own range holds its causes.
     std::vector<const EventRecord*> evs = events.in(s.first_step, s.last_step);
     s.signals = rank_signals(c, pa->steady_counts, evs, optimizer);
-    s.sentence = stretch_sentence(s);
     // Warm-up steps belong to a stretch even when fast; a stretch that cost nothing is no slow
     // stretch, except at a switch, which is always shown with what coincides with it.
     if (s.extra_s > 0.0 || starts_phase(i)) stretches.push_back(std::move(s));

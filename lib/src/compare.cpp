@@ -15,8 +15,6 @@ namespace recompdiag {
 
 namespace {
 
-std::string fmt(const char* f, double v) { return detail::format_number(f, v); }
-
 // Reads the runs' analyses on up to two threads: a million steps each, two cores halve the wait.
 std::vector<RunAnalysis> analyze_all(const std::vector<const ColumnarRun*>& runs,
                                      const AnalysisOptions& options) {
@@ -102,9 +100,9 @@ void judge_questions(Comparison& c) {
                                 : Verdict::kNoChange;
 }
 
-// The verdict of the whole comparison and its sentence.
+// The verdict of the whole comparison, the phase that decides it and, for a time regression, the
+// signal by which that phase differs from A's (attribution.cpp). reports::summary() words them.
 void summarize(Comparison& c) {
-  const CompareOptions& o = c.options;
   const CountChange* failing = nullptr;
   for (const CountChange& cc : c.count_changes) {
     if (cc.fails && !failing) failing = &cc;
@@ -125,50 +123,20 @@ void summarize(Comparison& c) {
     c.verdict = Verdict::kRegression;
   } else if (failing) {
     c.verdict = Verdict::kRegression;
-    c.summary = "regression: " + failing->text + " (--fail-on " + failing->failed_by + ")";
     return;
   } else if ((phase = worst(Verdict::kImprovement, false))) {
     c.verdict = Verdict::kImprovement;
   } else if ((phase = worst(Verdict::kInconclusive, true))) {
     c.verdict = Verdict::kInconclusive;
   }
-  if (phase) {
-    c.deciding_phase = phase->phase;
-    const std::string name = "phase " + std::to_string(phase->phase);
-    // A time cost names the signal by which the phase differs from A's (attribution.cpp) first:
-    // "regression: phase 2 regressed 38%: 12 JIT compiles after warm-up, one per epoch; ...".
-    std::string signal;
-    const auto pa = find_phase(c.a, phase->phase);
-    const auto pb = find_phase(c.b, phase->phase);
-    if (c.verdict == Verdict::kRegression && !phase->counted_decides && pa && pb) {
-      const auto signals =
-          rank_phase_signals(c.b.phases[*pb], &c.a.phases[*pa], c.b.header.optimizer);
-      if (!signals.empty()) {
-        c.deciding_signal = signals.front();
-        signal = signals.front().text;
-      }
-    }
-    if (phase->counted_decides) {
-      c.summary = std::string(to_string(c.verdict)) + ": " + name + ": " + phase->reason;
-    } else if (c.verdict == Verdict::kRegression) {
-      c.summary = "regression: " + name + " regressed " +
-                  fmt("%.0f%%", (decisive(*phase) - 1.0) * 100.0) +
-                  (phase->whole_decides ? " over all its steps" : " in steady state") +
-                  (signal.empty() ? std::string(" (no probe signal differs)") : ": B: " + signal) +
-                  "; " + phase->reason;
-    } else {
-      c.summary = std::string(to_string(c.verdict)) + ": " + name +
-                  (phase->whole_decides
-                       ? " mean step over all its steps " + fmt("%.3g ms", phase->whole_mean_a_ms) +
-                             " -> " + fmt("%.3g ms", phase->whole_mean_b_ms)
-                       : " steady median " + fmt("%.3g ms", phase->median_a_ms) + " -> " +
-                             fmt("%.3g ms", phase->median_b_ms)) +
-                  ", " + phase->reason;
-    }
-    if (failing) c.summary += "; and " + failing->text + " (--fail-on " + failing->failed_by + ")";
-  } else {
-    c.summary = "no change: every phase's steady median is proven within the " +
-                fmt("%.1f%%", o.threshold * 100.0) + " threshold (TOST, Holm)";
+  if (!phase) return;
+  c.deciding_phase = phase->phase;
+  const auto pa = find_phase(c.a, phase->phase);
+  const auto pb = find_phase(c.b, phase->phase);
+  if (c.verdict == Verdict::kRegression && !phase->counted_decides && pa && pb) {
+    const auto signals =
+        rank_phase_signals(c.b.phases[*pb], &c.a.phases[*pa], c.b.header.optimizer);
+    if (!signals.empty()) c.deciding_signal = signals.front();
   }
 }
 
@@ -221,10 +189,7 @@ std::set<int> phases_named(const detail::SideRuns& sa, const detail::SideRuns& s
       phases.insert(phase);  // a phase between others: index_phase names the runs without it
       continue;
     }
-    warnings.add(caveats::PhaseNotReached{phase},
-                 "phase " + std::to_string(phase) +
-                     " started (a phase_start event) but no run has a step in it: the runs "
-                     "stopped at the switch; it is left out");
+    warnings.add(caveats::PhaseNotReached{phase});
   }
   return phases;
 }
@@ -258,8 +223,6 @@ void index_phase(int phase, detail::SideRuns& sa, detail::SideRuns& sb) {
 // What weakens the comparison of the phases, gathered over all of them: one warning per cause,
 // naming every file or phase it concerns.
 struct WeakPhases {
-  std::string drifted;    // runs and phases whose steady state drifted
-  std::string few_steps;  // phases with few steady steps
   caveats::Drift drift;
   caveats::FewSteadySteps few;
 
@@ -271,10 +234,6 @@ struct WeakPhases {
         const RunAnalysis& r = side->analyses[i];
         const PhaseAnalysis& pa = r.phases[side->phase_index[i]];
         if (std::abs(pa.drift_ratio - 1.0) > options.drift_warning) {
-          char buf[48];
-          std::snprintf(buf, sizeof buf, " %+.0f%%", (pa.drift_ratio - 1.0) * 100.0);
-          drifted +=
-              (drifted.empty() ? "" : ", ") + r.path + " phase " + std::to_string(phase) + buf;
           drift.runs.push_back({r.path, phase, pa.drift_ratio});
         }
       }
@@ -283,26 +242,12 @@ struct WeakPhases {
     const int64_t fewest_b = phase_steady_min(sb);
     if (fewest_a < options.min_samples || fewest_b < options.min_samples) {
       few.phases.push_back({phase, fewest_a, fewest_b});
-      few_steps += (few_steps.empty() ? "" : ", ") + std::string("phase ") + std::to_string(phase) +
-                   " " + std::to_string(fewest_a) + " and " + std::to_string(fewest_b);
     }
   }
 
-  void warn(const CompareOptions& options, detail::Warnings& warnings) const {
-    if (!drifted.empty()) {
-      warnings.add(drift,
-                   "steady step time drifted from the first half of a phase to the second "
-                   "(a busy machine?), the verdict may reflect the conditions, not the "
-                   "code: " +
-                       drifted +
-                       (options.turns ? " (the runs took turns: the drift both saw "
-                                        "cancels in the per-epoch ratios)"
-                                      : ""));
-    }
-    if (!few_steps.empty()) {
-      warnings.add(few, "few steady steps (fewer than " + std::to_string(options.min_samples) +
-                            "), the verdict is weak: " + few_steps + " steady steps in A and B");
-    }
+  void warn(detail::Warnings& warnings) const {
+    if (!drift.runs.empty()) warnings.add(drift);
+    if (!few.phases.empty()) warnings.add(few);
   }
 };
 
@@ -310,7 +255,7 @@ struct WeakPhases {
 void compare_phases(detail::SideRuns& sa, detail::SideRuns& sb, const std::set<int>& phases,
                     const CompareOptions& options, Comparison& c) {
   WeakPhases weak;
-  detail::Warnings warnings{c.caveats, c.warnings};
+  detail::Warnings warnings{c.caveats};
   for (int phase : phases) {
     index_phase(phase, sa, sb);
     PhaseComparison pc = detail::compare_phase_timing(phase, sa, sb, options, warnings);
@@ -321,7 +266,7 @@ void compare_phases(detail::SideRuns& sa, detail::SideRuns& sb, const std::set<i
     }
     c.phases.push_back(std::move(pc));
   }
-  weak.warn(options, warnings);
+  weak.warn(warnings);
   detail::judge_phases(c.phases, c.counted_costs, options);
   for (const PhaseComparison& pc : c.phases) {
     if (pc.unit == ReplicationUnit::kEpochPairs || pc.unit == ReplicationUnit::kStepPairs) {
@@ -377,38 +322,17 @@ void note_config_differences(const RunHeader& a, const RunHeader& b, const Compa
       differs.differences.push_back(d);
     }
   }
-  const std::vector<ConfigDifference>& unexpected = differs.differences;
-  if (unexpected.empty()) return;
-  std::string list;
-  for (size_t i = 0; i < unexpected.size(); ++i) {
-    if (i == 6) {
-      list += ", ... (" + std::to_string(unexpected.size() - 6) + " more)";
-      break;
-    }
-    list += (i ? ", " : "") + unexpected[i].key + ": " + unexpected[i].a + " vs " + unexpected[i].b;
-  }
-  detail::Warnings{c.caveats, c.warnings}.add(differs, "the runs' configurations differ: " + list);
+  if (!differs.differences.empty()) detail::Warnings{c.caveats}.add(differs);
 }
 
 // The analyses' own warnings: the first runs' (held in c.a and c.b), then the other runs'.
 void gather_run_warnings(const detail::SideRuns& sa, const detail::SideRuns& sb, Comparison& c) {
-  detail::Warnings warnings{c.caveats, c.warnings};
+  detail::Warnings warnings{c.caveats};
   const int64_t every_a = sa.files[0]->header.turn_every_steps;
   const int64_t every_b = sb.files[0]->header.turn_every_steps;
-  if (c.options.turns && every_a != every_b) {
-    auto grain = [](int64_t every) {
-      return every == 0 ? std::string("epoch boundaries")
-                        : "every " + std::to_string(every) + (every == 1 ? " step" : " steps");
-    };
-    warnings.add(caveats::TurnGrains{every_a, every_b},
-                 "the runs took their turns at different grains (A at " + grain(every_a) +
-                     ", B at " + grain(every_b) +
-                     "): their steps did not run side by side, and they are paired epoch by "
-                     "epoch; a data-parallel side takes its turns at epoch boundaries, so give "
-                     "`ab --turn-every 0` with one");
-  }
+  if (c.options.turns && every_a != every_b) warnings.add(caveats::TurnGrains{every_a, every_b});
   const auto add_run = [&warnings](const std::vector<std::string>& run_warnings) {
-    for (const std::string& w : run_warnings) warnings.add(caveats::RunFileWarning{w}, w);
+    for (const std::string& w : run_warnings) warnings.add(caveats::RunFileWarning{w});
   };
   add_run(c.a.warnings);
   add_run(c.b.warnings);
@@ -428,7 +352,7 @@ Comparison compare_sets(const std::vector<const ColumnarRun*>& a,
   for (const ColumnarRun* r : a) c.paths_a.push_back(r->path);
   for (const ColumnarRun* r : b) c.paths_b.push_back(r->path);
   c.unit = a.size() >= 2 || b.size() >= 2 ? ReplicationUnit::kRuns : ReplicationUnit::kBlocks;
-  detail::Warnings warnings{c.caveats, c.warnings};
+  detail::Warnings warnings{c.caveats};
   compare_phases(sa, sb, phases_named(sa, sb, all, warnings), options, c);
 
   c.a = std::move(sa.analyses.front());
@@ -444,11 +368,6 @@ Comparison compare_sets(const std::vector<const ColumnarRun*>& a,
   }
   judge_questions(c);
   summarize(c);
-  detail::tell_story(c);
-  c.time_summary = c.summary;
-  if (c.convergence.verdict != ConvergenceVerdict::kNoChange) {
-    c.summary += "; " + c.convergence.summary;
-  }
   return c;
 }
 

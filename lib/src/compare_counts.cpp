@@ -185,10 +185,6 @@ void compare_counts(int phase, const SideRuns& a, const SideRuns& b, const Compa
     const auto& fail_on = options.fail_on;
     c.fails = more && std::find(fail_on.begin(), fail_on.end(), c.count) != fail_on.end();
     if (c.fails) c.failed_by = c.count;
-    const int64_t by = more ? lo[1] - hi[0] : lo[0] - hi[1];
-    c.change = std::to_string(by) + (more ? " more " : " fewer ") + (by == 1 ? def.one : def.many);
-    c.text = "B: " + c.change + " in phase " + std::to_string(phase) + " (" + range(lo[0], hi[0]) +
-             " -> " + range(lo[1], hi[1]) + ")";
     (def.gate.listed ? out : umbrellas).push_back(std::move(c));
   }
   // An umbrella that fails the gate fails it through the refinements that grew; through itself,

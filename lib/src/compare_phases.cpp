@@ -31,8 +31,6 @@ double geometric_mean(const std::vector<double>& v) {
   return std::exp(s / static_cast<double>(v.size()));
 }
 
-std::string format_p(double p) { return p < 0.001 ? "p < 0.001" : format_number("p = %.3f", p); }
-
 // Every step of one phase of a run, in step order.
 std::vector<double> phase_series(const ColumnarRun& run, int phase) {
   std::vector<double> out;
@@ -310,7 +308,7 @@ void judge_matched_compiles(PhaseComparison& pc, const MatchedTurns& m, const Co
     c.beyond_spread = t.p < o.alpha && std::abs(t.ratio - 1.0) > o.threshold;
     pc.compile_time_test = t;
   }
-  warnings.add(c, "");  // worded by reports::warnings(): lib's 0.6 words end with 0.7's caveats
+  warnings.add(c);
 }
 
 // Steps per turn when both runs took turns step by step with the same grain, else 0.
@@ -432,33 +430,18 @@ void block_phase(PhaseComparison& pc, const SideRuns& a, const SideRuns& b, cons
   // Only an interval can be too narrow: without a measured spread there is none. One warning
   // names both runs.
   caveats::IntervalTooNarrow narrow{phase, {}, std::max(ba.block_length, bb.block_length)};
-  std::string capped;  // the paths, 0.6's words
   for (const auto* blocks : {&ba, &bb}) {
     if (blocks->autocorrelation_capped && o.run_noise) {
       narrow.paths.push_back((blocks == &ba ? a : b).files[0]->path);
-      capped += (capped.empty() ? "" : " and ") + narrow.paths.back();
     }
   }
-  if (!narrow.paths.empty()) {
-    warnings.add(narrow,
-                 "phase " + std::to_string(phase) + ": the step times of " + capped +
-                     " stay alike for longer than the longest block (" +
-                     std::to_string(narrow.block_steps) +
-                     " steps): the interval may be too narrow; compare several runs per side");
-  }
+  if (!narrow.paths.empty()) warnings.add(narrow);
   const double log_ratio = std::log(pc.median_b_ms / pc.median_a_ms);
   pc.level_spread = std::max(level_spread(ba), level_spread(bb));
   pc.noise_contradicted = o.run_noise && pc.level_spread > kLevelJumps &&
                           pc.level_spread > kContradiction * *o.run_noise;
   if (pc.noise_contradicted) {
-    warnings.add(
-        caveats::LevelsBeyondNoise{phase, pc.level_spread, *o.run_noise},
-        "phase " + std::to_string(phase) + ": the runs' own step times jump between levels " +
-            format_number("%.1f%%", pc.level_spread * 100.0) +
-            " apart (spread of their block medians), " + "beyond the " +
-            format_number("%.1f%%", *o.run_noise * 100.0) +
-            " run-to-run spread given: it was not measured under this noise, and no time verdict "
-            "rests on it; compare runs that took turns (`recompdiag ab`)");
+    warnings.add(caveats::LevelsBeyondNoise{phase, pc.level_spread, *o.run_noise});
   }
   if (ba.sorted_log_medians.size() < 3 || bb.sorted_log_medians.size() < 3 ||
       pc.noise_contradicted) {
@@ -567,43 +550,6 @@ PhaseComparison compare_phase_timing(int phase, const SideRuns& a, const SideRun
 
 namespace {
 
-// "3 pairs of runs", "40 vs 40 blocks of steps, 3.0% run-to-run spread measured", ...
-std::string unit_text(const PhaseComparison& pc, const CompareOptions& o) {
-  switch (pc.unit) {
-    case ReplicationUnit::kRuns:
-      return pc.paired ? std::to_string(pc.run_medians_a_ms.size()) + " pairs of runs"
-                       : std::to_string(pc.run_medians_a_ms.size()) + " vs " +
-                             std::to_string(pc.run_medians_b_ms.size()) + " runs";
-    case ReplicationUnit::kEpochPairs:
-      return std::to_string(pc.epoch_pairs) + " epochs paired (the runs took turns)";
-    case ReplicationUnit::kStepPairs:
-      return std::to_string(pc.step_pairs) +
-             (pc.turn_steps == 1 ? " steps paired" : " turns paired") + " (the runs took turns), " +
-             std::to_string(pc.pair_blocks) + " blocks of " + std::to_string(pc.pair_block_length) +
-             " tested";
-    case ReplicationUnit::kBlocks:
-      break;
-  }
-  const std::string blocks =
-      std::to_string(pc.test.n_a) + " vs " + std::to_string(pc.test.n_b) + " blocks of steps";
-  if (!o.run_noise) return blocks + ", run-to-run spread not measured";
-  return blocks + ", " + format_number("%.1f%%", *o.run_noise * 100.0) + " run-to-run spread" +
-         (o.run_noise_source.empty() ? std::string(" given") : " from " + o.run_noise_source);
-}
-
-std::string whole_unit_text(const PhaseComparison& pc, const CompareOptions& o) {
-  if (pc.unit == ReplicationUnit::kStepPairs) {
-    return std::to_string(pc.whole_test.n_a) + " blocks of " +
-           std::to_string(pc.pair_block_length) + " paired turns";
-  }
-  if (pc.unit != ReplicationUnit::kBlocks) {
-    return pc.unit == ReplicationUnit::kEpochPairs
-               ? std::to_string(pc.whole_test.n_a) + " epochs paired"
-               : unit_text(pc, o);
-  }
-  return std::to_string(pc.whole_test.n_a) + " vs " + std::to_string(pc.whole_test.n_b) + " epochs";
-}
-
 // The fewest runs per side whose exact permutation test (bound_by_permutation) can reach `alpha`:
 // 4 against 4 (70 splits), or 6 pairs (64 sign flips), at 0.05.
 int fewest_runs_to_decide(bool paired, double alpha) {
@@ -619,12 +565,6 @@ int fewest_runs_to_decide(bool paired, double alpha) {
   return 64;
 }
 
-// One run per side, no turns, no measured spread: what the report says instead of a time verdict.
-constexpr const char* kNoNoiseAdvice =
-    "one run per side that did not take turns, and no measured run-to-run spread: no time "
-    "verdict (give several runs per side, --noise-profile from `recompdiag bench noise`, or runs "
-    "that take turns with `recompdiag ab`)";
-
 }  // namespace
 
 void judge_phases(std::vector<PhaseComparison>& phases, const std::vector<CountedCost>& counted,
@@ -639,8 +579,6 @@ void judge_phases(std::vector<PhaseComparison>& phases, const std::vector<Counte
   const std::vector<double> p_holm = stats::holm_adjust(p);
   const std::vector<double> tost_holm = stats::holm_adjust(tost);
   const stats::RatioTestOptions rto = o.ratio_test();
-  const std::string threshold = format_number("%.1f%%", o.threshold * 100.0);
-  const std::string level = format_number("%g%%", o.bootstrap.confidence * 100.0);
   for (size_t i = 0; i < phases.size(); ++i) {
     PhaseComparison& pc = phases[i];
     pc.p_holm = p_holm[i];
@@ -651,20 +589,9 @@ void judge_phases(std::vector<PhaseComparison>& phases, const std::vector<Counte
       if (cc.phase == pc.phase) cost = &cc;
     }
     const double r = pc.test.ratio;
-    const std::string figures =
-        format_number("B/A %.3f", r) + " (" + level + format_number(" CI %.3f", pc.test.low) +
-        format_number("-%.3f, ", pc.test.high) + format_p(pc.p_holm) + " Holm; " +
-        unit_text(pc, o) + "; detectable " + format_number("%.1f%%", pc.test.mde * 100.0) + ")";
     const bool significant = pc.p_holm < o.alpha;
     const double w = pc.whole_test.ratio;
     const bool whole_significant = pc.whole_p_holm < o.alpha;
-    const std::string whole_figures =
-        "every step of the phase, warm-up and compiles included: mean " +
-        format_number("%.3g ms", pc.whole_mean_a_ms) + " -> " +
-        format_number("%.3g ms", pc.whole_mean_b_ms) + format_number(", B/A %.3f", w) + " (" +
-        level + format_number(" CI %.3f", pc.whole_test.low) +
-        format_number("-%.3f, ", pc.whole_test.high) + format_p(pc.whole_p_holm) + " Holm; " +
-        whole_unit_text(pc, o) + ")";
     const bool counted_regresses = cost && cost->verdict == Verdict::kRegression;
     const bool counted_improves = cost && cost->verdict == Verdict::kImprovement;
     // The same compiles, their times beyond how a compile's time spreads here (calibrated).
@@ -674,54 +601,35 @@ void judge_phases(std::vector<PhaseComparison>& phases, const std::vector<Counte
     const bool compile_faster = compile_time && ct->ratio < 1.0 - o.threshold;
     if (r > 1.0 + o.threshold && significant) {
       pc.verdict = Verdict::kRegression;
-      pc.reason = "slower beyond the " + threshold + " threshold: " + figures;
     } else if (counted_regresses) {
       pc.verdict = Verdict::kRegression;
       pc.counted_decides = true;
-      pc.reason = "what the counted events cost is beyond the " + threshold +
-                  " threshold: " + cost->text + "; steady state alone: " + figures;
     } else if (compile_slower) {
       pc.verdict = Verdict::kRegression;
-      pc.compile_time_decides = true;  // 0.7: worded by reports::phase_reason() alone
+      pc.compile_time_decides = true;
     } else if (w > 1.0 + o.threshold && whole_significant) {
       pc.verdict = Verdict::kRegression;
       pc.whole_decides = true;
-      pc.reason = "slower beyond the " + threshold + " threshold over " + whole_figures +
-                  "; steady state alone: " + figures;
     } else if (r < 1.0 - o.threshold && significant) {
       pc.verdict = Verdict::kImprovement;
-      pc.reason = "faster beyond the " + threshold + " threshold: " + figures;
     } else if (counted_improves) {
       pc.verdict = Verdict::kImprovement;
       pc.counted_decides = true;
-      pc.reason = "what the counted events saved is beyond the " + threshold +
-                  " threshold: " + cost->text + "; steady state alone: " + figures;
     } else if (compile_faster) {
       pc.verdict = Verdict::kImprovement;
       pc.compile_time_decides = true;
     } else if (w < 1.0 - o.threshold && whole_significant) {
       pc.verdict = Verdict::kImprovement;
       pc.whole_decides = true;
-      pc.reason = "faster beyond the " + threshold + " threshold over " + whole_figures +
-                  "; steady state alone: " + figures;
     } else if (pc.tost_p_holm < o.alpha) {
       pc.verdict = Verdict::kNoChange;
       pc.equivalent = true;
-      pc.reason = "equivalent within the " + threshold + " threshold (TOST " +
-                  format_p(pc.tost_p_holm) + " Holm): " + figures;
     } else if (pc.unit == ReplicationUnit::kBlocks && !o.run_noise) {
       pc.verdict = Verdict::kInconclusive;
       pc.runs_needed = 3;
-      pc.reason = std::string(kNoNoiseAdvice) + format_number("; B/A %.3f", r);
     } else if (pc.noise_contradicted) {
       pc.verdict = Verdict::kInconclusive;
       pc.runs_needed = 3;
-      pc.reason = "the runs' own step times jump between levels " +
-                  format_number("%.1f%%", pc.level_spread * 100.0) + " apart, beyond the " +
-                  format_number("%.1f%%", *o.run_noise * 100.0) +
-                  " run-to-run spread given: no time verdict rests on it (runs that take turns "
-                  "with `recompdiag ab` cancel the levels)" +
-                  format_number("; B/A %.3f", r);
     } else {
       pc.verdict = Verdict::kInconclusive;
       const int runs =
@@ -731,8 +639,6 @@ void judge_phases(std::vector<PhaseComparison>& phases, const std::vector<Counte
       if (pc.unit == ReplicationUnit::kRuns && pc.level_spread > kLevelJumps) {
         pc.runs_needed = std::max(pc.runs_needed, fewest_runs_to_decide(pc.paired, o.alpha));
       }
-      pc.reason = "cannot be told from the " + threshold + " threshold at this noise: " + figures +
-                  "; about " + std::to_string(pc.runs_needed) + " runs per side would settle it";
     }
     pc.decisive_ratio = pc.counted_decides        ? 1.0 + cost->share
                         : pc.compile_time_decides ? ct->ratio

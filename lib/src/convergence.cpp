@@ -184,12 +184,6 @@ void measure_pairs(QualityMeasure& m, const std::vector<RunConvergence>& a,
   }
 }
 
-std::string percent(double change) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.1f%%", 100.0 * change);
-  return buf;
-}
-
 }  // namespace
 
 ConvergenceComparison compare_convergence(const std::vector<const ColumnarRun*>& a,
@@ -261,49 +255,22 @@ ConvergenceComparison compare_convergence(const std::vector<const ColumnarRun*>&
     out.measures.push_back(m);
   }
 
-  std::string regressed;
-  std::string improved;
   if (out.tested) {
     std::vector<double> raw;
     for (const QualityMeasure& m : out.measures) raw.push_back(m.p);
     const std::vector<double> adjusted = stats::holm_adjust(raw);
+    bool regressed = false;
     for (size_t k = 0; k < out.measures.size(); ++k) {
       QualityMeasure& m = out.measures[k];
       m.p = adjusted[k];
       m.regression = m.p < o.alpha && m.change > o.loss_tolerance;
-      char p_text[32];
-      std::snprintf(p_text, sizeof p_text, "%.2g", m.p);
-      if (m.regression) {
-        regressed += (regressed.empty() ? "" : ", ") + m.label + " " + percent(m.change) +
-                     " (p=" + p_text + ")";
-      } else if (m.better_pairs == out.pairs) {
-        improved += (improved.empty() ? "" : ", ") + m.label + " " + percent(m.change);
-      }
+      regressed |= m.regression;
     }
-    if (!regressed.empty()) out.verdict = ConvergenceVerdict::kRegression;
+    if (regressed) out.verdict = ConvergenceVerdict::kRegression;
   } else if (out.pairs > 0 && out.worse_pairs == out.pairs) {
     // One pair shows B worse by its final loss or recovery: a difference, untested.
     out.verdict = ConvergenceVerdict::kUntestedDifference;
   }
-
-  std::string text = "training quality: " + std::string(to_string(out.verdict));
-  if (out.tested) {
-    text += " over " + std::to_string(out.pairs) + " seeded pairs";
-    if (!regressed.empty()) text += ": " + regressed;
-    if (!improved.empty()) text += "; better in every pair: " + improved;
-  } else if (out.verdict == ConvergenceVerdict::kUntestedDifference) {
-    text += " (B worse in its one pair; no test across seeds: rerun with more seeds to test it)";
-  } else {
-    text += " (" + std::to_string(out.pairs) + " pair: no test across seeds)";
-  }
-  text += "; quality does not gate";
-  char buf[200];
-  std::snprintf(buf, sizeof buf,
-                "; final loss %.4g -> %.4g (%+.1f%%); steps to recover the pre-switch loss %.0f -> "
-                "%.0f",
-                out.final_loss_a, out.final_loss_b, 100.0 * out.final_loss_change,
-                out.recovery_steps_a, out.recovery_steps_b);
-  out.summary = text + buf;
   return out;
 }
 

@@ -267,14 +267,6 @@ std::optional<PairedCost> paired_cost(const SideRuns& a, const SideRuns& b, cons
   return out;
 }
 
-std::string join_and(const std::vector<std::string>& parts) {
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    out += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
-  }
-  return out;
-}
-
 }  // namespace
 
 std::optional<CountedCost> counted_cost(int phase, const SideRuns& a, const SideRuns& b,
@@ -331,14 +323,10 @@ std::optional<CountedCost> counted_cost(int phase, const SideRuns& a, const Side
       fewer_events |= cc.b_max < cc.a_min;
       // An umbrella's change that a costed part's change accounts for whole (cache misses that
       // are all plan builds) is named once, as the part's.
-      if (!accounted_by_a_part(cc, changes, costed, phase)) {
-        causes.push_back(cc.change);
-        out.cause_counts.push_back(cc.count);
-      }
+      if (!accounted_by_a_part(cc, changes, costed, phase)) out.cause_counts.push_back(cc.count);
     }
   }
   if (!costed) return out.per_step_counts.empty() ? std::nullopt : std::optional(out);
-  out.causes = join_and(causes);
 
   // The phase positions that carry a costed event in any run of either side.
   std::vector<char> at;
@@ -397,8 +385,6 @@ std::optional<CountedCost> counted_cost(int phase, const SideRuns& a, const Side
   out.steps_s = out.difference_s;
   out.steps_low_s = out.low_s;
   out.steps_high_s = out.high_s;
-  const double estimate_s = out.difference_s, estimate_low_s = out.low_s,
-               estimate_high_s = out.high_s;
   if (measured_s > 0.0 && more_events && !fewer_events) {
     out.measured_bounds = true;
     out.difference_s = std::max(out.difference_s, measured_s);
@@ -425,35 +411,6 @@ std::optional<CountedCost> counted_cost(int phase, const SideRuns& a, const Side
   }
   if ((significant && out.share < -o.threshold) || bound_share < -o.threshold) {
     out.verdict = Verdict::kImprovement;
-  }
-  const bool more = out.difference_s >= 0.0;
-  // "0.31 s (95% CI 0.25-0.37 s, p = 0.002)": a difference, its interval and p, signs as `more`.
-  auto estimate = [&](double d, double lo, double hi) {
-    return format_number("%.3g s", more ? d : -d) + " (" +
-           format_number("%g%% CI ", o.bootstrap.confidence * 100.0) +
-           format_number("%.3g", more ? lo : -hi) + format_number("-%.3g s", more ? hi : -lo) +
-           ", " + (out.p < 0.001 ? std::string("p < 0.001") : format_number("p = %.3f", out.p)) +
-           ")";
-  };
-  const std::string share = format_number("%.1f%%", std::abs(out.share) * 100.0) +
-                            " of A's phase " + std::to_string(phase) +
-                            format_number(" (%.3g s)", out.phase_s_a);
-  out.text = "B's " + out.causes + (more ? " cost " : " saved ");
-  const std::string clocks = " compiling, as the compilers' own clocks measured";
-  if (out.measured_bounds && std::abs(measured_s) >= std::abs(estimate_s)) {
-    // The measurement says more than the steps: it is the figure, the steps' estimate beside it.
-    out.text += "at least " + format_number("%.3g s", std::abs(measured_s)) + clocks +
-                " (the step times alone: " + estimate(estimate_s, estimate_low_s, estimate_high_s) +
-                "), " + share;
-  } else {
-    out.text += estimate(out.difference_s, out.low_s, out.high_s) + ", " + share;
-    if (out.measured_bounds) {
-      out.text += "; at least " + format_number("%.3g s", std::abs(measured_s)) + " of it" + clocks;
-    }
-  }
-  if (out.against_counts) {
-    out.text += std::string("; against the counts (B has ") + (fewer_events ? "fewer" : "more") +
-                " of them): not what they cost, and it decides nothing";
   }
   return out;
 }

@@ -11,21 +11,6 @@ namespace recompdiag {
 
 namespace {
 
-std::string ms_text(double ms) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, ms >= 10 ? "%.0f" : "%.1f", ms);
-  return buf;
-}
-
-std::string rank_list(const std::vector<int>& ranks) {
-  std::string out;
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    if (i > 0) out += ", ";
-    out += std::to_string(ranks[i]);
-  }
-  return out;
-}
-
 /// The steps of `run` in [first, last] (steps are in order).
 std::pair<size_t, size_t> step_range(const RunFile& run, int64_t first, int64_t last) {
   auto lo = std::lower_bound(run.steps.begin(), run.steps.end(), first,
@@ -50,20 +35,16 @@ bool compiled_in(const RunFile& run, int64_t first, int64_t last) {
   });
 }
 
-/// What `run` did in [first, last] that could hold the others up, most specific first: the
-/// facts in `f`, and 0.6's words (the deprecated StragglerFinding::cause).
+/// What `run` did in [first, last] that could hold the others up, most specific first, into `f`.
 void cause_in(const RunFile& run, int64_t first, int64_t last, StragglerFinding& f) {
   for (const EventRecord& e : run.events) {
     if (e.kind != EventKind::kCompile || e.step < first || e.step > last) continue;
     f.cause_kind = StragglerCause::kCompiled;
     f.cause_reason = e.reason;
-    f.cause = "recompiled (reason \"" + e.reason + "\"";
     if (e.detail.is_object() && e.detail.contains("compile_ms") &&
         e.detail["compile_ms"].is_number()) {
       f.compile_ms = e.detail["compile_ms"].get<double>();
-      f.cause += ", " + ms_text(*f.compile_ms) + " ms";
     }
-    f.cause += ")";
     return;
   }
   auto [lo, hi] = step_range(run, first, last);
@@ -82,31 +63,26 @@ void cause_in(const RunFile& run, int64_t first, int64_t last, StragglerFinding&
   if (plans > 0) {
     f.cause_kind = StragglerCause::kPlanBuilds;
     f.cause_count = plans;
-    f.cause = "built " + std::to_string(plans) + " JIT plan(s)";
     return;
   }
   if (profiling > 0) {
     f.cause_kind = StragglerCause::kProfilingRuns;
     f.cause_count = profiling;
-    f.cause = "ran " + std::to_string(profiling) + " JIT profiling run(s)";
     return;
   }
   for (const EventRecord& e : run.events) {
     if (e.step >= first && e.step <= last && e.kind == EventKind::kOptimizerRebuild) {
       f.cause_kind = StragglerCause::kOptimizerRebuild;
       f.cause_reason = e.reason;
-      f.cause = "rebuilt its optimizer (" + e.reason + ")";
       return;
     }
   }
   if (!alerts.empty()) {
     f.cause_kind = StragglerCause::kAlert;
     f.cause_reason = alerts.front();
-    f.cause = "raised " + alerts.front();
     return;
   }
   f.cause_kind = StragglerCause::kComputedLonger;
-  f.cause = "computed longer (no probe signal of its own)";
 }
 
 RankSummary summarize_rank(const RunFile& run) {
@@ -153,9 +129,6 @@ StragglerFinding explain_stretch(const std::vector<RunFile>& ranks, const SlowSt
     f.wait_max_ms = std::max(f.wait_max_ms, waits[i] - waits[least]);
   }
   if (f.waiters.empty()) f.wait_min_ms = 0.0;
-  const std::string steps = f.first_step == f.last_step ? "step " + std::to_string(f.first_step)
-                                                        : "steps " + std::to_string(f.first_step) +
-                                                              "-" + std::to_string(f.last_step);
   // Which ranks compiled in the stretch. When the rank that waited least is the only one, that is
   // a deterministic signal of its own, so on a busy machine, where the stretch's extra time is
   // mostly noise, waits beyond the floor suffice.
@@ -169,8 +142,6 @@ StragglerFinding explain_stretch(const std::vector<RunFile>& ranks, const SlowSt
       (compiled_alone || f.wait_min_ms >= options.min_wait_share * stretch.extra_s * 1000.0);
   if (!stands_out) {
     f.waiters.clear();
-    f.sentence = steps + ": every rank was slow alike (their all-reduce waits differ by " +
-                 ms_text(f.wait_max_ms) + " ms at most): no straggler";
     return f;
   }
   f.straggler = ranks[least].header.rank;
@@ -178,13 +149,7 @@ StragglerFinding explain_stretch(const std::vector<RunFile>& ranks, const SlowSt
   // Not this rank's doing alone: it was the last of ranks that all compiled.
   if (least_compiled && compiling == static_cast<std::ptrdiff_t>(ranks.size())) {
     f.every_rank_compiled = true;
-    f.cause += " as every rank did, and arrived last";
   }
-  std::string wait = ms_text(f.wait_min_ms);
-  if (ms_text(f.wait_max_ms) != wait) wait += "-" + ms_text(f.wait_max_ms);
-  f.sentence = steps + ": rank " + std::to_string(f.straggler) + " " + f.cause + "; " +
-               (f.waiters.size() == 1 ? "rank " : "ranks ") + rank_list(f.waiters) + " waited " +
-               wait + " ms in all-reduce";
   return f;
 }
 

@@ -82,16 +82,16 @@ run("configure" ${CMAKE_COMMAND} -S "${SOURCE_DIR}" -B "${WORK_DIR}/build" -G "$
     -DCMAKE_BUILD_TYPE=Release "-DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix" ${torch_arg})
 run("build" ${CMAKE_COMMAND} --build "${WORK_DIR}/build" --parallel 2)
 check_reports_consumer("${WORK_DIR}/build")
-# The 0.5 API: a rank's file from core, the compile ledger, graph-break events, causes, the
-# ledger's gate counts and the reports' table by key.
-run("consumer_api_0_5" "${WORK_DIR}/build/consumer_api_0_5" "${WORK_DIR}/api_0_5.jsonl")
-set(json "${last_output}")
-expect_keys("the 0.5 API" steps 3 fail_on 2 named ON)
 # The 0.6 API: core's plateau schedule, the one table of counts (words, umbrellas, gates in its
 # order) and ProbeCounts' transfer flag (CMake reads JSON true as ON).
 run("consumer_api_0_6" "${WORK_DIR}/build/consumer_api_0_6" "${WORK_DIR}/api_0_6.jsonl")
 set(json "${last_output}")
 expect_keys("the 0.6 API" steps 4 lr_drops 3 table ON jit_compiles 0)
+# The 0.7 API: the one sampling default, checked health thresholds, a run's history and its
+# series, and an umbrella's total from the table.
+run("consumer_api_0_7" "${WORK_DIR}/build/consumer_api_0_7" "${WORK_DIR}/api_0_7.jsonl")
+set(json "${last_output}")
+expect_keys("the 0.7 API" steps 30 phases 1 series ON checked ON compiles 0)
 # The README's trainer writes its run file: header, 300 steps in two phases, the summary.
 run("readme_example" "${WORK_DIR}/build/readme_example" "${WORK_DIR}/readme_run.jsonl")
 file(STRINGS "${WORK_DIR}/readme_run.jsonl" readme_steps REGEX "\"type\":\"step\"")

@@ -17,10 +17,6 @@ std::vector<Signal> rank_signals(const ProbeCounts& c, const ProbeCounts& steady
                                  const std::vector<const EventRecord*>& events,
                                  const std::string& optimizer);
 
-/// "steps 100-103 ran 3.7x the steady median (+0.203 s); <the top signals>", or "...; no probe
-/// signal coincides" when it has none.
-std::string stretch_sentence(const SlowStretch& s);
-
 /// `observed` over a range of `steps` steps beyond what a baseline with `baseline_total` in
 /// `baseline_steps` steps does at that many steps; never negative.
 int64_t excess(int64_t observed, int64_t baseline_total, int64_t baseline_steps, int64_t steps);

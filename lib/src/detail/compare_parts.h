@@ -65,18 +65,12 @@ struct CostedCount {
 /// The costed gate counts, in kProbeCounts' order (compare_counts.cpp).
 const std::vector<CostedCount>& costed_counts();
 
-/// Where a comparison's caveats go: the facts (Comparison::caveats), and the words 0.6 gave them
-/// (the deprecated Comparison::warnings), in the same order.
+/// Where a comparison's caveats go (Comparison::caveats), in the order they came; the reports word
+/// them (reports::warnings()).
 struct Warnings {
   std::vector<Caveat>& caveats;
-  std::vector<std::string>& text;
 
-  /// `words`: 0.6's, for the deprecated Comparison::warnings; empty for a caveat 0.7 added, which
-  /// only reports::warnings() words (the deprecated list leaves it out).
-  void add(Caveat caveat, std::string words) {
-    caveats.push_back(std::move(caveat));
-    if (!words.empty()) text.push_back(std::move(words));
-  }
+  void add(Caveat caveat) { caveats.push_back(std::move(caveat)); }
 };
 
 /// The timing comparison of one phase (test, interval, figures), before the phases are judged
@@ -90,9 +84,6 @@ PhaseComparison compare_phase_timing(int phase, const SideRuns& a, const SideRun
 /// the steady test says.
 void judge_phases(std::vector<PhaseComparison>& phases, const std::vector<CountedCost>& counted,
                   const CompareOptions& options);
-
-/// Fills the deprecated `c.story` as 0.6 did (compare_story.cpp; reports::story() is the story).
-void tell_story(Comparison& c);
 
 /// The counted cost of the counts of `phase` that differ (`changes`: compare_counts()'s), or
 /// nullopt when no costed count differs (counted_cost.cpp).

@@ -154,9 +154,6 @@ struct Signal {
   std::string kind;
   int64_t count = 0;
   double score = 0.0;  ///< Rank key: count x a prior cost weight of the signal kind.
-  /// Deprecated since 0.7, removed in 0.8: "2 JIT compiles (reason: ...)", as 0.6 worded it
-  /// (reports::signal_words()).
-  std::string text;
   /// Compiles: the distinct reasons their compile events noted, in order. An optimizer reset
   /// known only from the trainer's rebuild event (the probe saw none): that event's reason.
   std::vector<std::string> reasons;
@@ -181,9 +178,6 @@ struct SlowStretch {
   double max_ratio = 0.0;
   double extra_s = 0.0;         ///< Time over the steady median.
   std::vector<Signal> signals;  ///< Ranked, strongest first.
-  /// Deprecated since 0.7, removed in 0.8: one actionable sentence, as 0.6 worded it
-  /// (reports::stretch_sentence()).
-  std::string sentence;
 };
 
 /// How training ended.

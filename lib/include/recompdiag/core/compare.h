@@ -198,9 +198,6 @@ struct PhaseComparison {
   /// Runs per side that would settle an inconclusive phase (0 otherwise).
   int runs_needed = 0;
   Verdict verdict = Verdict::kNoChange;
-  /// Deprecated since 0.7, removed in 0.8: why this verdict, in one sentence, as 0.6 worded it.
-  /// The words are the reports' (reports::phase_reason() in recompdiag/reports/words.h).
-  std::string reason;
   /// The ratio the verdict rests on: the counted cost's as 1 + its share of A's phase
   /// (counted_decides), the whole phase's (whole_decides), the matched compiles' durations
   /// (compile_time_decides), else the steady median's.
@@ -228,11 +225,6 @@ struct CountChange {
   bool fails = false;
   /// The CompareOptions::fail_on name that fails it: `count`, or "compiles" for its parts.
   std::string failed_by;
-  /// Deprecated since 0.7, removed in 0.8: "B: 12 more JIT compiles in phase 2 (0 -> 12)"
-  /// (reports::count_change_line()).
-  std::string text;
-  /// Deprecated since 0.7, removed in 0.8: "12 more JIT compiles" (reports::count_change()).
-  std::string change;
 };
 
 /// What the counted events cost in one phase: the price of the counts that differ exactly
@@ -247,9 +239,6 @@ struct CountChange {
 struct CountedCost {
   int phase = 1;
   std::vector<std::string> counts;  ///< The differing counts costed, as count_names() names them.
-  /// Deprecated since 0.7, removed in 0.8: "5 more JIT compiles and 50 more JIT plan builds"
-  /// (reports::cost_causes()).
-  std::string causes;
   /// Differing counts found on most steady steps of a run: priced by the steady test instead.
   std::vector<std::string> per_step_counts;
   double event_steps_a = 0.0;  ///< Its steps carrying the events (mean over the side's runs).
@@ -279,9 +268,6 @@ struct CountedCost {
   /// kRegression (kImprovement) when the share is beyond +threshold (-threshold) with p below
   /// alpha; else kNoChange: the cost is too small or too uncertain to decide.
   Verdict verdict = Verdict::kNoChange;
-  /// Deprecated since 0.7, removed in 0.8: "B's 5 more JIT compiles and 50 more JIT plan builds
-  /// cost 0.31 s (95% CI 0.25-0.37 s), 18% of A's phase 2" (reports::counted_cost_line()).
-  std::string text;
   /// The step times' own estimate of the difference and its interval: difference_s, low_s and
   /// high_s before the measured compile time bounds them (measured_bounds).
   double steps_s = 0.0;
@@ -451,19 +437,6 @@ struct Comparison {
   Verdict counts_verdict = Verdict::kNoChange;
   /// What the runs learned (pairs A_i, B_i): part of the summary when B's training regressed.
   ConvergenceComparison convergence;
-  /// Deprecated since 0.7, removed in 0.8: the verdict in one sentence, as 0.6 worded it
-  /// (reports::summary()).
-  std::string summary;
-  /// Deprecated since 0.7, removed in 0.8: the story is the reports' (reports::story() in
-  /// recompdiag/reports/story.h), which words the facts above; this field holds its lines, as 0.6
-  /// wrote them, for one more minor version.
-  std::vector<std::string> story;
-  /// Deprecated since 0.7, removed in 0.8: the sentence of the timing verdict alone, as 0.6
-  /// worded it (reports::time_summary()).
-  std::string time_summary;
-  /// Deprecated since 0.7, removed in 0.8: the caveats in words, as 0.6 worded them
-  /// (reports::warnings()); the kinds of caveat 0.7 added (MatchedCompiles) are not in it.
-  std::vector<std::string> warnings;
   /// When the first run of A (of B) is a data-parallel job: its per-rank table and stragglers.
   std::optional<JobAnalysis> job_a;
   std::optional<JobAnalysis> job_b;

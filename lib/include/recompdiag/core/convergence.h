@@ -118,9 +118,6 @@ struct ConvergenceComparison {
   std::vector<QualityMeasure> measures;
   std::vector<RunConvergence> a;
   std::vector<RunConvergence> b;
-  /// Deprecated since 0.7, removed in 0.8: one sentence with the figures, as 0.6 worded it
-  /// (reports::convergence_summary() in recompdiag/reports/words.h).
-  std::string summary;
 };
 
 /// Compares pairs a[i], b[i] (the shorter list sets the count). With two or more pairs a measure's

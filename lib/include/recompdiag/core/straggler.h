@@ -64,15 +64,9 @@ struct StragglerFinding {
   int64_t last_step = 0;
   int phase = 1;
   int straggler = -1;        ///< The rank that waited least; -1 when no rank stands out.
-  /// Deprecated since 0.7, removed in 0.8: what the straggler did there, "recompiled (reason ...,
-  /// 45 ms)", as 0.6 worded it (reports::straggler_cause()).
-  std::string cause;
   std::vector<int> waiters;  ///< The other ranks.
   double wait_min_ms = 0.0;  ///< Least extra wait of a waiter over the straggler's wait.
   double wait_max_ms = 0.0;  ///< Most extra wait of a waiter.
-  /// Deprecated since 0.7, removed in 0.8: "steps 300-302: rank 1 recompiled (...); ranks 0, 2
-  /// waited ...", as 0.6 worded it (reports::straggler_sentence()).
-  std::string sentence;
   /// What the straggler did (kNone without one), and what that names.
   StragglerCause cause_kind = StragglerCause::kNone;
   int64_t cause_count = 0;
