@@ -37,10 +37,6 @@ const ProbeCountField& gate_count(const std::string& name) {
   throw std::logic_error("no gate count named " + name);
 }
 
-std::string range(int64_t lo, int64_t hi) {
-  return lo == hi ? std::to_string(lo) : std::to_string(lo) + "-" + std::to_string(hi);
-}
-
 }  // namespace
 
 namespace detail {

@@ -309,7 +309,6 @@ std::optional<CountedCost> counted_cost(int phase, const SideRuns& a, const Side
 
   CountedCost out;
   out.phase = phase;
-  std::vector<std::string> causes;
   for (const CountChange& cc : changes) {
     if (cc.phase != phase) continue;
     for (size_t c = 0; c < costed_list().size(); ++c) {

@@ -78,9 +78,9 @@ std::optional<int64_t> ResidentMemoryReader::read() const {
   errno = 0;
   char buf[128];
   ssize_t n = -1;
-  if (file_->fd >= 0 && file_->pid == ::getpid()) {
+  if (file_ && file_->fd >= 0 && file_->pid == ::getpid()) {
     n = ::pread(file_->fd, buf, sizeof buf, 0);
-  } else {  // opened by the parent of a fork (its /proc/self was the parent), or not at all
+  } else {  // opened by the parent of a fork (its /proc/self was the parent), not at all, or moved
     const int fd = ::open(kStatm, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return std::nullopt;
     n = ::read(fd, buf, sizeof buf);

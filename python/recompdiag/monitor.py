@@ -33,7 +33,8 @@ class Monitor:
         (placement, optimizer state and lr); either may be None.
     out: the run file to write (JSON Lines, as the C++ trainer writes); None writes none.
     mode: the run's label in reports ("recompile", "mutable", or your own).
-    device: the device the model is meant to train on ("cpu", "cuda").
+    device: the device the model is meant to train on ("cpu", "cuda"); None keeps
+        `options.expected_device` ("cpu" by default).
     metrics: "host:port" to serve Prometheus metrics on, or None.
     compiled: count torch.compile's work per step (section `compiled`); on by default in Python
         (the C++ default is off: C++ loops do not run torch.compile). This keyword decides it,
@@ -68,7 +69,7 @@ class Monitor:
         out: Optional[str] = "run.jsonl",
         *,
         mode: str = "python",
-        device: str = "cpu",
+        device: Optional[str] = None,
         metrics: Optional[str] = None,
         compiled: bool = True,
         dispatcher: Optional[bool] = None,
@@ -88,6 +89,10 @@ class Monitor:
         job = world_size > 1
         if job and out:
             out = _core.rank_file_path(out, rank)
+        o = _options(options, device=device, job=job, compiled=compiled, dispatcher=dispatcher,
+                     dispatcher_sample_every=dispatcher_sample_every, dispatcher_hook=dispatcher_hook,
+                     warmup_steps=warmup_steps, log_alerts=log_alerts)
+        device = o.expected_device
         header = {
             "mode": mode,
             "optimizer_handoff": "none",
@@ -101,9 +106,6 @@ class Monitor:
         }
         if job:
             header.update({"rank": rank, "world_size": world_size, "job_id": job_id or _job_id()})
-        o = _options(options, device=device, job=job, compiled=compiled, dispatcher=dispatcher,
-                     dispatcher_sample_every=dispatcher_sample_every, dispatcher_hook=dispatcher_hook,
-                     warmup_steps=warmup_steps, log_alerts=log_alerts)
         if o.compiled:
             header["probes"] = DynamoHooks.availability()
         self._run = _core.Run(model, optimizer, out or "", json.dumps(header), o, metrics or "")
@@ -229,14 +231,15 @@ class Monitor:
         self._run.observe_compile()
 
 
-def _options(options: Optional[MonitorOptions], *, device: str, job: bool, compiled: bool,
-             **keywords: Any) -> MonitorOptions:
+def _options(options: Optional[MonitorOptions], *, device: Optional[str], job: bool,
+             compiled: bool, **keywords: Any) -> MonitorOptions:
     """The MonitorOptions a Monitor runs with: a copy of `options` (or the C++ defaults), what the
     Python loop knows (the device, a data-parallel rank's collectives, CUDA kernels on CUDA,
     whether it runs torch.compile), and the keywords given. Checked by validate()."""
     o = copy.copy(options) if options is not None else MonitorOptions()
-    o.expected_device = device
-    o.cupti = o.cupti and device.startswith("cuda")
+    if device is not None:
+        o.expected_device = device
+    o.cupti = o.cupti and o.expected_device.startswith("cuda")
     o.comm = job
     o.compiled = compiled
     for name, value in keywords.items():

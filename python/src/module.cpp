@@ -83,11 +83,13 @@ probes::OptimizerSnapshot snapshot_of(const py::object& optimizer) {
 // A Python model's parameters and buffers, read through model.parameters() and buffers() at most
 // once in kRefreshEvery steps. Those generators walk the module tree in Python: about 78k
 // instructions a step on a three-layer MLP (callgrind, torch 2.15), most of what the placement
-// probe cost a small step. The tensors kept are the model's own (TensorImpls): a move by
-// module.to() (it sets param.data) shows at the next step; what only a new read sees (a module
-// added or replaced, parameters swapped for new objects) shows within kRefreshEvery steps, and at
-// once after set_model(), a compile or a noted event. Between reads the cache keeps the tensors
-// alive, so a dropped model's memory is freed within as many steps.
+// probe cost a small step. The parameters kept are the model's own TensorImpls, which
+// module.to() moves in place (it sets param.data) while it replaces the buffers: a kept parameter
+// found on another device than when it was read makes the read happen again at once, so a move
+// shows at the next step, buffers included. What only a new read sees (a module added or replaced,
+// parameters swapped for new objects) shows within kRefreshEvery steps, and at once after
+// set_model(), a compile or a noted event. Between reads the cache keeps the tensors alive, so a
+// dropped model's memory is freed within as many steps.
 class ModelTensors {
  public:
   static constexpr int kRefreshEvery = 25;
@@ -100,16 +102,20 @@ class ModelTensors {
   void refresh_soon() { steps_to_refresh_ = 0; }
   void clear() {
     params_.clear();
+    devices_.clear();
     buffers_.clear();
     refresh_soon();
   }
 
   void fill(std::vector<at::Tensor>& params, std::vector<at::Tensor>& buffers) {
-    if (steps_to_refresh_-- <= 0) {
+    if (steps_to_refresh_-- <= 0 || moved()) {
       params_.clear();
       buffers_.clear();
-      for (const py::handle t : model_.attr("parameters")())
+      devices_.clear();
+      for (const py::handle t : model_.attr("parameters")()) {
         params_.push_back(THPVariable_Unpack(t.ptr()));
+        devices_.push_back(params_.back().device());
+      }
       for (const py::handle t : model_.attr("buffers")())
         buffers_.push_back(THPVariable_Unpack(t.ptr()));
       steps_to_refresh_ = kRefreshEvery - 1;
@@ -119,8 +125,17 @@ class ModelTensors {
   }
 
  private:
+  // Whether a kept parameter is on another device than when it was read (module.to()).
+  bool moved() const {
+    for (size_t i = 0; i < params_.size(); ++i) {
+      if (params_[i].device() != devices_[i]) return true;
+    }
+    return false;
+  }
+
   py::object model_ = py::none();
   std::vector<at::Tensor> params_;
+  std::vector<c10::Device> devices_;  // params_' devices when read
   std::vector<at::Tensor> buffers_;
   int steps_to_refresh_ = 0;
 };

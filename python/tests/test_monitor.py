@@ -242,3 +242,34 @@ def test_a_parameter_added_mid_run_is_seen_within_a_refresh(run_file):
     assert max(s for s in range(3, 33) if off[s] == 0) < 3 + 25  # seen within a refresh
     assert off[32] == 2
     assert off[33] == 4  # at once after the event
+
+
+def test_a_model_moved_to_new_tensors_shows_within_a_refresh_buffers_included(run_file):
+    """module.to("meta") replaces parameters and buffers with new tensors: the cache shows them
+    within a refresh (25 steps). A move to CUDA sets param.data in place, which the cache sees at
+    the next step (a kept parameter on another device); this machine has no second device."""
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.BatchNorm1d(4))
+    with recompdiag.Monitor(model, None, run_file, compiled=False, log_alerts=False) as m:
+        for step in range(3):
+            with m.step(step) as s:
+                s.loss = model(torch.randn(8, 4)).sum().detach()
+        model.to("meta")  # every parameter and buffer off the expected device
+        for step in range(3, 30):
+            with m.step(step) as s:
+                s.loss = torch.tensor(1.0)
+    placement = {s["step"]: s["placement"] for s in read_run(run_file)["step"]}
+    assert placement[2]["params_off_device"] == 0 and placement[2]["buffers_off_device"] == 0
+    seen = min(s for s in range(3, 30) if placement[s]["params_off_device"] == 4)
+    assert seen < 3 + 25
+    assert placement[seen]["buffers_off_device"] == 3  # running mean, variance and batch count
+
+
+def test_the_options_device_is_kept_unless_the_keyword_says_one(run_file):
+    options = recompdiag.MonitorOptions()
+    options.expected_device = "cuda:1"
+    with recompdiag.Monitor(None, None, run_file, options=options, log_alerts=False) as m:
+        pass
+    assert read_run(run_file)["run"][0]["device_requested"] == "cuda:1"
+    with recompdiag.Monitor(None, None, run_file, options=options, device="cpu", log_alerts=False):
+        pass
+    assert read_run(run_file)["run"][0]["device_requested"] == "cpu"

@@ -61,12 +61,12 @@ void time_block(TwoPhaseTrainer& trainer, Arm& arm, int block_steps) {
 void run_rounds(TwoPhaseTrainer& trainer, std::vector<Arm>& arms, const Options& o) {
   trainer.time_steps(o.warmup_steps, nullptr);
   for (Arm& arm : arms) {  // warm each arm, discarded
-    time_block(trainer, arm, o.block_steps);
+    time_block(trainer, arm, o.block());
     arm.reset();
   }
   for (int r = 0; r < o.rounds; ++r) {
     for (size_t k = 0; k < arms.size(); ++k) {
-      time_block(trainer, arms[(k + static_cast<size_t>(r)) % arms.size()], o.block_steps);
+      time_block(trainer, arms[(k + static_cast<size_t>(r)) % arms.size()], o.block());
     }
   }
 }
@@ -106,13 +106,14 @@ OverheadMonitorSetups::OverheadMonitorSetups(int sample_every) {
 }
 
 void OverheadBenchOptions::validate() const {
-  if (rounds < 2 || block_steps < kDroppedSteps + 1 || warmup_steps < 0 || sample_every < 1) {
+  if (rounds < 2 || (block_steps != 0 && block_steps < kDroppedSteps + 1) || warmup_steps < 0 ||
+      sample_every < 1) {
     throw InputError("--rounds must be >= 2, --block-steps >= " +
                      std::to_string(kDroppedSteps + 1) + ", --warmup >= 0, --sample-every >= 1");
   }
   // The sampled arms pay for one step in sample_every: each block's kept steps must hold the
   // same share of sampled steps wherever the block starts, so that its mean is the arm's cost.
-  if ((block_steps - kDroppedSteps) % sample_every != 0) {
+  if ((block() - kDroppedSteps) % sample_every != 0) {
     throw InputError("--block-steps must be " + std::to_string(kDroppedSteps) +
                      " plus a multiple of --sample-every (" + std::to_string(sample_every) +
                      "), got " + std::to_string(block_steps));
@@ -193,7 +194,7 @@ nlohmann::ordered_json OverheadBenchResult::to_json() const {
                   {"hidden", options.config.hidden},
                   {"threads", options.config.threads},
                   {"rounds", options.rounds},
-                  {"block_steps", options.block_steps},
+                  {"block_steps", options.block()},
                   {"dropped_steps", OverheadBenchOptions::kDroppedSteps},
                   {"warmup_steps", options.warmup_steps},
                   {"sample_every", options.sample_every}};

@@ -51,7 +51,7 @@ void print(const OverheadBenchResult& r) {
       "recompdiag bench overhead: %s mode, %d rounds x %d steps per arm (the first %d of each "
       "block dropped), the arms' order rotated each round; device %s, batch %d, seq %d, hidden "
       "%d; load average %.2f before, %.2f after\n",
-      to_string(o.config.mode), o.rounds, o.block_steps, OverheadBenchOptions::kDroppedSteps,
+      to_string(o.config.mode), o.rounds, o.block(), OverheadBenchOptions::kDroppedSteps,
       r.device.c_str(), o.config.batch_size, o.config.seq_len, o.config.hidden, r.load_before,
       r.load_after);
   std::printf(
@@ -154,7 +154,7 @@ void add_bench_overhead_command(CLI::App& bench, CommandContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--block-steps", o.block_steps,
                   "Steps per block: the first 2 are dropped (a new monitor's or profiler's), the "
-                  "rest must be a multiple of --sample-every")
+                  "rest must be a multiple of --sample-every; 0: 2 + --sample-every")
       ->capture_default_str();
   cmd->add_option("--sample-every", o.sample_every,
                   "Dispatcher sampling of the sampled arm: observe every Nth step")

@@ -144,8 +144,8 @@ struct HealthOptions {
 
   /// Throws InputError with one sentence for the first threshold that cannot work: a negative
   /// count or allowance, a slow-step factor below 1, a streak or window below 1, a min_window
-  /// beyond the window, a negative or non-finite tolerance, or memory_growth's own. MonitorOptions
-  /// and the trainer's flags call it; HealthMonitor clamps what it is given, as before 0.7.
+  /// beyond the window, a negative or non-finite tolerance, or memory_growth's own.
+  /// MonitorOptions::validate() calls it; HealthMonitor clamps what it is given, as before 0.7.
   void validate() const;
 };
 

@@ -31,8 +31,8 @@ struct Story {
   std::vector<std::string> lines() const;
 };
 
-/// The story of `comparison`, from its facts (Comparison::story, deprecated, is not read). A
-/// SwitchCount whose count this version does not know is named by its key.
+/// The story of `comparison`, from its facts. A SwitchCount whose count this version does not know
+/// is named by its key.
 Story story(const Comparison& comparison);
 
 }  // namespace recompdiag::reports

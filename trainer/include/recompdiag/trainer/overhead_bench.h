@@ -50,13 +50,17 @@ struct OverheadBenchOptions {
   int rounds = 100;       ///< Each runs one block of every arm and gives each ratio one pair.
   /// Dispatcher sampling of the counted and sampled arms: the Monitor's default.
   int sample_every = static_cast<int>(probes::kDefaultDispatcherSampleEvery);
-  /// Steps per block; the first kDroppedSteps are not kept, the rest one sampling period.
-  int block_steps = kDroppedSteps + sample_every;
+  /// Steps per block; the first kDroppedSteps are not kept. 0: kDroppedSteps + sample_every,
+  /// one sampling period kept (block()).
+  int block_steps = 0;
   int warmup_steps = 60;  ///< Steps before measuring (compile, profiling runs).
   bool exporter = true;   ///< Add the arm with the Prometheus exporter (where it is built).
 
   /// A new monitor's first steps fill its first-seen tables, and a new profiler session's first
   /// step sets up its collection: not steady state, so each block drops them.
+  /// The steps per block the bench runs: block_steps, or one sampling period after the dropped
+  /// steps when it is 0.
+  int block() const { return block_steps > 0 ? block_steps : kDroppedSteps + sample_every; }
   static constexpr int kDroppedSteps = 2;
   /// Beyond this many rounds a ratio counts as unsettleable (an effect of about zero).
   static constexpr int kMaxRounds = 100000;
