@@ -335,23 +335,17 @@ EventRecord to_event(const Alert& alert) {
 }
 
 void HealthOptions::validate() const {
-  auto at_least = [](const char* name, int64_t value, int64_t low) {
-    if (value < low) {
-      throw InputError(std::string(name) + " must be >= " + std::to_string(low) + ", got " +
-                       std::to_string(value));
-    }
-  };
-  at_least("warmup_steps", warmup_steps, 0);
-  at_least("max_host_ops", max_host_ops, 0);
-  at_least("max_copies_h2d", max_copies_h2d, 0);
-  at_least("max_copies_d2h", max_copies_d2h, 0);
-  at_least("max_syncs", max_syncs, 0);
-  at_least("max_new_signatures", max_new_signatures, 0);
-  at_least("slow_step_streak", slow_step_streak, 1);
-  at_least("max_profiling_steps", max_profiling_steps, 0);
-  at_least("rolling_window", rolling_window, 1);
-  at_least("min_window", min_window, 1);
-  at_least("repeat_after_steps", repeat_after_steps, 0);
+  require_at_least("warmup_steps", warmup_steps, 0);
+  require_at_least("max_host_ops", max_host_ops, 0);
+  require_at_least("max_copies_h2d", max_copies_h2d, 0);
+  require_at_least("max_copies_d2h", max_copies_d2h, 0);
+  require_at_least("max_syncs", max_syncs, 0);
+  require_at_least("max_new_signatures", max_new_signatures, 0);
+  require_at_least("slow_step_streak", slow_step_streak, 1);
+  require_at_least("max_profiling_steps", max_profiling_steps, 0);
+  require_at_least("rolling_window", rolling_window, 1);
+  require_at_least("min_window", min_window, 1);
+  require_at_least("repeat_after_steps", repeat_after_steps, 0);
   if (min_window > rolling_window) {
     throw InputError("min_window must be <= rolling_window (" + std::to_string(rolling_window) +
                      "), got " + std::to_string(min_window));

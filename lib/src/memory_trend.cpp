@@ -9,10 +9,7 @@ namespace recompdiag {
 
 void MemoryGrowthOptions::validate(const std::string& prefix) const {
   auto at_least = [&](const char* name, int64_t value, int64_t low) {
-    if (value < low) {
-      throw InputError(prefix + name + " must be >= " + std::to_string(low) + ", got " +
-                       std::to_string(value));
-    }
+    require_at_least(prefix + name, value, low);
   };
   at_least("blocks", blocks, 2);
   at_least("window", window, 2 * blocks);

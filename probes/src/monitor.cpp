@@ -34,32 +34,18 @@ Monitor::Monitor(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
     : Monitor(&model, &optimizer, TrainingStateSource{}, std::move(options)) {}
 
 void CuptiOptions::validate() const {
-  auto at_least_one = [](const char* name, int64_t value) {
-    if (value < 1) {
-      throw InputError(std::string("cupti_options.") + name + " must be >= 1, got " +
-                       std::to_string(value));
-    }
-  };
-  at_least_one("buffers", buffers);
-  at_least_one("buffer_bytes", buffer_bytes);
-  at_least_one("kernel_name_capacity", kernel_name_capacity);
+  require_at_least("cupti_options.buffers", buffers, 1);
+  require_at_least("cupti_options.buffer_bytes", buffer_bytes, 1);
+  require_at_least("cupti_options.kernel_name_capacity", kernel_name_capacity, 1);
 }
 
 void MonitorOptions::validate() const {
   ExpectedDevice check(expected_device);  // throws InputError when malformed
   health.validate();
   cupti_options.validate();
-  if (dispatcher_sample_every < 1) {
-    throw InputError("dispatcher_sample_every must be >= 1, got " +
-                     std::to_string(dispatcher_sample_every));
-  }
-  if (dispatcher_full_steps_after_event < 0) {
-    throw InputError("dispatcher_full_steps_after_event must be >= 0, got " +
-                     std::to_string(dispatcher_full_steps_after_event));
-  }
-  if (max_queued_events < 0) {
-    throw InputError("max_queued_events must be >= 0, got " + std::to_string(max_queued_events));
-  }
+  require_at_least("dispatcher_sample_every", dispatcher_sample_every, 1);
+  require_at_least("dispatcher_full_steps_after_event", dispatcher_full_steps_after_event, 0);
+  require_at_least("max_queued_events", max_queued_events, 0);
   if (dispatcher && dispatcher_hook == DispatchHook::kModeKey && compiled) {
     throw InputError(
         "dispatcher_hook='mode-key' needs compiled=False and a loop without torch.compile: "

@@ -2,6 +2,7 @@
 /// \file
 /// Error types shared by every recompdiag target.
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -28,5 +29,14 @@ class JobError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+/// Throws InputError("NAME must be >= LOW, got VALUE") when `value` is below `low`: the bound
+/// check of the options structs' validate().
+inline void require_at_least(const std::string& name, int64_t value, int64_t low) {
+  if (value < low) {
+    throw InputError(name + " must be >= " + std::to_string(low) + ", got " +
+                     std::to_string(value));
+  }
+}
 
 }  // namespace recompdiag
