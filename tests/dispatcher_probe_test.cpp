@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "recompdiag/core/error.h"
 #include "recompdiag/probes/cupti_probe.h"
 #include "recompdiag/probes/overhead.h"
 #include "torch_doctest.h"
@@ -34,6 +35,25 @@ float five_ops(int64_t n) {
 }
 
 }  // namespace
+
+TEST_CASE("dispatcher probe: its options are checked, not clamped") {
+  DispatcherOptions o;
+  CHECK_NOTHROW(o.validate());
+  o.sample_every = 0;
+  CHECK_THROWS_WITH_AS(DispatcherProbe{o}, "DispatcherOptions::sample_every must be >= 1, got 0",
+                       InputError);
+  o = {};
+  o.signature_capacity = 0;
+  CHECK_THROWS_WITH_AS(o.validate(), "DispatcherOptions::signature_capacity must be >= 1, got 0",
+                       InputError);
+  o = {};
+  o.expected_device = "";
+  CHECK_THROWS_WITH_AS(DispatcherProbe{o}, "DispatcherOptions::expected_device is empty",
+                       InputError);
+  // A refused probe installed nothing: the next one is the process's active probe.
+  DispatcherProbe next{DispatcherOptions{}};
+  CHECK(next.availability().available);
+}
 
 TEST_CASE("dispatcher probe: counts match a hand-counted op sequence") {
   DispatcherProbe probe;

@@ -12,6 +12,7 @@
 
 #include "history_stores.h"
 #include "recompdiag/core/error.h"
+#include "recompdiag/runner/otava.h"
 
 using namespace recompdiag;
 using namespace recompdiag::runner;
@@ -106,4 +107,20 @@ TEST_CASE("history check: an interpreter without Otava is refused in one line") 
   o.otava.max_pvalue = 1.5;
   CHECK_THROWS_WITH_AS(check_history(*store, o),
                        doctest::Contains("--max-pvalue must be in (0, 1)"), InputError);
+}
+
+TEST_CASE("OtavaOptions: validate() names the flag; Otava is not asked for bad options") {
+  OtavaOptions o;
+  CHECK_NOTHROW(o.validate());
+  o.python = "";
+  CHECK_THROWS_WITH_AS(o.validate(), "--python must name an interpreter", InputError);
+  o = {};
+  o.window_len = 2;
+  CHECK_THROWS_WITH_AS(o.validate(), "--window must be at least 3 runs, got 2", InputError);
+  o = {};
+  o.min_magnitude = -0.1;
+  // Refused before the interpreter is looked for (this one does not exist).
+  o.python = "nothing-here-recompdiag";
+  CHECK_THROWS_WITH_AS(otava_change_points({{1.0, 2.0, 3.0}}, o),
+                       "OtavaOptions::min_magnitude must be >= 0, got -0.1", InputError);
 }

@@ -222,6 +222,12 @@ TEST_CASE("run recorder: header with the turns, steps with phases, events and su
   probes::RunRecorderOptions bad = options;
   bad.monitor.expected_device = "gpu:x";
   CHECK_THROWS_AS(probes::RunRecorder(*model, adam, bad), InputError);
+  bad = options;
+  bad.config = nlohmann::json::array({1, 2});
+  CHECK_THROWS_WITH_AS(bad.validate(), "RunRecorderOptions::config: not a JSON object", InputError);
+  CHECK_THROWS_WITH_AS(probes::RunRecorder(*model, adam, bad),
+                       "RunRecorderOptions::config: not a JSON object", InputError);
+  CHECK_NOTHROW(options.validate());
   CHECK(read_run_file(options.out).steps.size() == 6);
 }
 

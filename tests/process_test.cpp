@@ -17,9 +17,11 @@
 #include <string>
 #include <thread>
 
+#include "process/command_pair.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/runner/ab_sides.h"
 #include "recompdiag/runner/exit_codes.h"
+#include "recompdiag/runner/forward_signals.h"
 #include "recompdiag/runner/rank_processes.h"
 
 using namespace recompdiag;
@@ -150,4 +152,26 @@ TEST_CASE("process: a process group's CPU time grows while it works, not while i
     ::kill(-pid, SIGKILL);
     wait_process(pid);
   }
+}
+
+TEST_CASE("command pair: its options are checked before anything starts") {
+  detail::CommandPairOptions o;
+  o.commands = {"true", "true"};
+  o.labels = {"a", "b"};
+  CHECK_NOTHROW(o.validate());
+  ForwardSignals forward;
+  o.first = 2;
+  CHECK_THROWS_WITH_AS(detail::run_command_pair(o, forward),
+                       "CommandPairOptions::first must be 0 or 1, got 2", InputError);
+  o.first = 0;
+  o.commands[1].clear();
+  CHECK_THROWS_WITH_AS(o.validate(), "CommandPairOptions::commands[1] is empty", InputError);
+  o.commands[1] = "true";
+  o.start_wait_ms = -1;
+  CHECK_THROWS_WITH_AS(o.validate(), "CommandPairOptions::start_wait_ms must be >= 0, got -1",
+                       InputError);
+  o.start_wait_ms = 0;
+  o.cpus = {0, -2};
+  CHECK_THROWS_WITH_AS(o.validate(), "CommandPairOptions::cpus[i] must be >= 0, got -2",
+                       InputError);
 }

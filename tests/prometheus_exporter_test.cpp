@@ -258,13 +258,13 @@ TEST_CASE("pushgateway URLs and other options") {
   MetricsOptions o;
   CHECK(make_metrics_sink(o) == nullptr);
   o.hold_seconds = -1;
-  CHECK_THROWS_AS(validate(o), InputError);
+  CHECK_THROWS_AS(o.validate(), InputError);
   o.hold_seconds = 0;
   o.http_request_timeout_ms = 0;
-  CHECK_THROWS_WITH_AS(validate(o), doctest::Contains("request timeout"), InputError);
+  CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("request timeout"), InputError);
   o.http_request_timeout_ms = 200;
   o.http_threads = 0;
-  CHECK_THROWS_WITH_AS(validate(o), doctest::Contains("threads"), InputError);
+  CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("threads"), InputError);
   CHECK(prometheus_available());
 }
 

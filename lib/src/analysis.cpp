@@ -3,11 +3,13 @@
 #include "recompdiag/core/analysis.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <set>
 #include <string_view>
 
 #include "detail/analysis_parts.h"
+#include "recompdiag/core/error.h"
 
 namespace recompdiag {
 
@@ -49,7 +51,22 @@ RunAnalysis analyze_run(const RunFile& run, const AnalysisOptions& o) {
   return analyze_run(to_columnar(run), o);
 }
 
+void AnalysisOptions::validate() const {
+  require_at_least("AnalysisOptions::warmup_window", warmup_window, 1);
+  require_in_range("AnalysisOptions::warmup_tolerance", warmup_tolerance, 0.0, HUGE_VAL, false,
+                   true);
+  require_in_range("AnalysisOptions::max_warmup_fraction", max_warmup_fraction, 0.0, 1.0, false,
+                   false);
+  require_in_range("AnalysisOptions::slow_factor", slow_factor, 1.0, HUGE_VAL, false, true);
+  require_at_least("AnalysisOptions::stretch_gap", stretch_gap, 0);
+  require_at_least("AnalysisOptions::switch_window_before", switch_window_before, 0);
+  require_at_least("AnalysisOptions::switch_window_after", switch_window_after, 0);
+  require_at_least("AnalysisOptions::loss_window", loss_window, 1);
+  require_at_least("AnalysisOptions::chart_points", static_cast<int64_t>(chart_points), 1);
+}
+
 RunAnalysis analyze_run(const ColumnarRun& run, const AnalysisOptions& o) {
+  o.validate();
   RunAnalysis out;
   out.path = run.path;
   out.header = run.header;

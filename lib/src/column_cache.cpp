@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "recompdiag/core/error.h"
 #include "recompdiag/core/record_fields.h"
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/core/version.h"
@@ -367,7 +369,13 @@ ColumnarRun read_columnar_run_cached(const std::string& path) {
   return read_columnar_run_cached(path, options);
 }
 
+void ColumnCacheOptions::validate() const {
+  require_at_least("ColumnCacheOptions::min_steps", min_steps, 0);
+  if (max_bytes == 0) throw InputError("ColumnCacheOptions::max_bytes must be >= 1, got 0");
+}
+
 ColumnarRun read_columnar_run_cached(const std::string& path, ColumnCacheOptions& options) {
+  options.validate();
   options.hit = options.written = false;
   Identity id;
   if (options.dir.empty() || !identify(path, id)) return read_columnar_run(path);

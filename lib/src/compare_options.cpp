@@ -9,31 +9,17 @@
 namespace recompdiag {
 
 void CompareOptions::validate() const {
-  if (!(threshold >= 0.0 && threshold < 1.0)) {
-    throw InputError("--threshold must be a percentage in [0, 100), got " +
-                     detail::format_number("%g", threshold * 100.0));
-  }
-  if (!(alpha > 0.0 && alpha < 1.0)) {
-    throw InputError("--alpha must be in (0, 1), got " + detail::format_number("%g", alpha));
-  }
-  if (!(power > 0.0 && power < 1.0)) {
-    throw InputError("--power must be in (0, 1), got " + detail::format_number("%g", power));
-  }
+  ratio_test().validate();
   if (run_noise && !(*run_noise >= 0.0 && *run_noise < 1.0)) {
     throw InputError("--run-noise must be a percentage in [0, 100), got " +
                      detail::format_number("%g", *run_noise * 100.0));
-  }
-  if (!(bootstrap.confidence > 0.0 && bootstrap.confidence < 1.0)) {
-    throw InputError("--confidence must be a percentage in (0, 100), got " +
-                     detail::format_number("%g", bootstrap.confidence * 100.0));
   }
   if (compile_spread && !(*compile_spread > 0.0 && *compile_spread < 5.0)) {
     throw InputError("--compile-spread must be a percentage in (0, 500), got " +
                      detail::format_number("%g", *compile_spread * 100.0));
   }
-  if (bootstrap.resamples < 1) {
-    throw InputError("--resamples must be >= 1, got " + std::to_string(bootstrap.resamples));
-  }
+  bootstrap.validate();
+  analysis.validate();
   for (const std::string& name : fail_on) {
     const auto& names = count_names();
     if (std::find(names.begin(), names.end(), name) == names.end()) {

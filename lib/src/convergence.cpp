@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <functional>
 
+#include "recompdiag/core/error.h"
 #include "recompdiag/core/statistics.h"
 
 namespace recompdiag {
@@ -85,7 +86,17 @@ RunConvergence analyze_convergence(const RunFile& run, const ConvergenceOptions&
   return analyze_convergence(to_columnar(run), o);
 }
 
+void ConvergenceOptions::validate() const {
+  require_at_least("ConvergenceOptions::window", window, 1);
+  require_in_range("ConvergenceOptions::loss_tolerance", loss_tolerance, 0.0, HUGE_VAL, false,
+                   true);
+  require_in_range("ConvergenceOptions::recovery_slack", recovery_slack, 1.0, HUGE_VAL, false,
+                   true);
+  require_in_range("ConvergenceOptions::alpha", alpha, 0.0, 1.0, true, true);
+}
+
 RunConvergence analyze_convergence(const ColumnarRun& run, const ConvergenceOptions& o) {
+  o.validate();
   RunConvergence out;
   const StepColumns& steps = run.steps;
   if (steps.empty()) return out;
@@ -189,6 +200,7 @@ void measure_pairs(QualityMeasure& m, const std::vector<RunConvergence>& a,
 ConvergenceComparison compare_convergence(const std::vector<const ColumnarRun*>& a,
                                           const std::vector<const ColumnarRun*>& b,
                                           const ConvergenceOptions& o) {
+  o.validate();
   ConvergenceComparison out;
   out.pairs = static_cast<int>(std::min(a.size(), b.size()));
   out.tested = out.pairs >= 2;

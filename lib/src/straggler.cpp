@@ -1,10 +1,12 @@
 #include "recompdiag/core/straggler.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdio>
 #include <limits>
 
+#include "recompdiag/core/error.h"
 #include "recompdiag/core/statistics.h"
 
 namespace recompdiag {
@@ -155,8 +157,15 @@ StragglerFinding explain_stretch(const std::vector<RunFile>& ranks, const SlowSt
 
 }  // namespace
 
+void StragglerOptions::validate() const {
+  require_in_range("StragglerOptions::min_wait_spread_ms", min_wait_spread_ms, 0.0, HUGE_VAL, false,
+                   true);
+  require_in_range("StragglerOptions::min_wait_share", min_wait_share, 0.0, 1.0, false, false);
+}
+
 JobAnalysis analyze_job(const std::vector<RunFile>& ranks, const RunAnalysis& job,
                         const StragglerOptions& options) {
+  options.validate();
   JobAnalysis out;
   if (ranks.empty()) return out;
   out.job_id = ranks.front().header.job_id;

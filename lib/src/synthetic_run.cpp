@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "detail/random.h"
+#include "recompdiag/core/error.h"
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/core/version.h"
 
@@ -24,7 +25,25 @@ std::vector<double> weights_for_phase(int phase, int heads) {
 
 }  // namespace
 
+void SyntheticRunOptions::validate() const {
+  if (phase_steps.empty()) throw InputError("SyntheticRunOptions::phase_steps must not be empty");
+  for (const int64_t steps : phase_steps) {
+    require_at_least("SyntheticRunOptions::phase_steps[i]", steps, 0);
+  }
+  for (const double scale : phase_scale) {
+    require_in_range("SyntheticRunOptions::phase_scale[i]", scale, 0.0, HUGE_VAL, true, true);
+  }
+  require_in_range("SyntheticRunOptions::base_ms", base_ms, 0.0, HUGE_VAL, false, true);
+  require_in_range("SyntheticRunOptions::noise", noise, 0.0, HUGE_VAL, false, true);
+  require_at_least("SyntheticRunOptions::warmup_steps", warmup_steps, 0);
+  require_in_range("SyntheticRunOptions::warmup_factor", warmup_factor, 0.0, HUGE_VAL, true, true);
+  require_at_least("SyntheticRunOptions::switch_compiles", switch_compiles, 0);
+  require_at_least("SyntheticRunOptions::heads", heads, 1);
+  require_at_least("SyntheticRunOptions::steps_per_epoch", steps_per_epoch, 1);
+}
+
 void write_synthetic_run(const std::string& path, const SyntheticRunOptions& o) {
+  o.validate();
   detail::Rng rng(o.seed);
   RunWriter writer(path);
 

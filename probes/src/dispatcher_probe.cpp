@@ -438,11 +438,16 @@ RecorderRead::~RecorderRead() {
   if (n.recorder > 0) --n.recorder;
 }
 
+void DispatcherOptions::validate() const {
+  if (expected_device.empty()) throw InputError("DispatcherOptions::expected_device is empty");
+  require_at_least("DispatcherOptions::sample_every", sample_every, 1);
+  require_at_least("DispatcherOptions::signature_capacity", signature_capacity, 1);
+}
+
 DispatcherProbe::DispatcherProbe(DispatcherOptions options)
-    : options_(std::move(options)),
+    : options_((options.validate(), std::move(options))),
       state_(std::make_unique<State>(
           static_cast<size_t>(std::max<int64_t>(64, options_.signature_capacity)))) {
-  if (options_.sample_every < 1) options_.sample_every = 1;
   state_->expect_cuda = options_.expected_device.rfind("cuda", 0) == 0;
   state_->hash_signatures = options_.signatures;
   State* expected = nullptr;

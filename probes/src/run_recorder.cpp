@@ -21,13 +21,7 @@ namespace {
 // The header the options describe, checked before anything is opened: a bad option leaves no
 // file behind (and an earlier run's file whole). The probes' availability comes with the Monitor.
 RunHeader header_of(const RunRecorderOptions& options) {
-  if (options.out.empty() && options.sinks.empty()) {
-    throw InputError("RunRecorderOptions::out: no run file given");
-  }
-  options.monitor.validate();
-  if (!options.header.is_object()) {
-    throw InputError("RunRecorderOptions::header: not a JSON object");
-  }
+  options.validate();
   RunHeader h = run_header_here();
   h.mode = options.mode;
   h.optimizer_handoff = "none";
@@ -48,6 +42,13 @@ RunHeader header_of(const RunRecorderOptions& options) {
 }
 
 }  // namespace
+
+void RunRecorderOptions::validate() const {
+  if (out.empty() && sinks.empty()) throw InputError("RunRecorderOptions::out: no run file given");
+  monitor.validate();
+  if (!header.is_object()) throw InputError("RunRecorderOptions::header: not a JSON object");
+  if (!config.is_object()) throw InputError("RunRecorderOptions::config: not a JSON object");
+}
 
 RunHeader run_header_here() {
   RunHeader h;

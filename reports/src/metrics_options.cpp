@@ -108,22 +108,22 @@ PushgatewayAddress parse_pushgateway_url(const std::string& text) {
   return result;
 }
 
-void validate(const MetricsOptions& options) {
-  if (!options.listen_addr.empty()) parse_listen_address(options.listen_addr);
-  if (!options.pushgateway_url.empty()) parse_pushgateway_url(options.pushgateway_url);
-  if (!std::isfinite(options.hold_seconds) || options.hold_seconds < 0) {
-    throw InputError("--metrics-hold " + std::to_string(options.hold_seconds) +
+void MetricsOptions::validate() const {
+  if (!listen_addr.empty()) parse_listen_address(listen_addr);
+  if (!pushgateway_url.empty()) parse_pushgateway_url(pushgateway_url);
+  if (!std::isfinite(hold_seconds) || hold_seconds < 0) {
+    throw InputError("--metrics-hold " + std::to_string(hold_seconds) +
                      ": must be a number of seconds >= 0");
   }
-  if (!std::isfinite(options.push_timeout_seconds) || options.push_timeout_seconds <= 0) {
+  if (!std::isfinite(push_timeout_seconds) || push_timeout_seconds <= 0) {
     throw InputError("metrics push timeout must be > 0 seconds");
   }
-  if (options.http_threads < 1) throw InputError("metrics HTTP threads must be >= 1");
-  if (options.http_request_timeout_ms < 1) {
-    throw InputError("metrics HTTP request timeout must be >= 1 ms");
-  }
-  if (options.push_job.empty()) throw InputError("metrics push job name must not be empty");
+  if (http_threads < 1) throw InputError("metrics HTTP threads must be >= 1");
+  if (http_request_timeout_ms < 1) throw InputError("metrics HTTP request timeout must be >= 1 ms");
+  if (push_job.empty()) throw InputError("metrics push job name must not be empty");
 }
+
+void validate(const MetricsOptions& options) { options.validate(); }
 
 void check_listen_address_free(const MetricsOptions& options) {
   if (options.listen_addr.empty()) return;

@@ -208,7 +208,7 @@ struct PrometheusExporter::Impl {
 
 PrometheusExporter::PrometheusExporter(const MetricsOptions& options)
     : impl_(std::make_unique<Impl>(options)) {
-  validate(options);
+  options.validate();
   if (options.listen_addr.empty()) return;
   impl_->endpoint = std::make_unique<reports::detail::PullEndpoint>(options, impl_->registry);
 }
@@ -358,7 +358,7 @@ std::string PrometheusExporter::exposition() const {
 bool prometheus_available() { return true; }
 
 std::unique_ptr<RecordSink> make_metrics_sink(const MetricsOptions& options) {
-  validate(options);
+  options.validate();
   if (!metrics_requested(options)) return nullptr;
   return std::make_unique<PrometheusExporter>(options);
 }

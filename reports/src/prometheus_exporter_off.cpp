@@ -23,7 +23,7 @@ namespace {
 bool prometheus_available() { return false; }
 
 std::unique_ptr<RecordSink> make_metrics_sink(const MetricsOptions& options) {
-  validate(options);
+  options.validate();
   if (!metrics_requested(options)) return nullptr;
   refuse();
 }
@@ -33,7 +33,7 @@ std::unique_ptr<RecordSink> make_metrics_sink(const MetricsOptions& options) {
 struct PrometheusExporter::Impl {};
 
 PrometheusExporter::PrometheusExporter(const MetricsOptions& options) {
-  validate(options);
+  options.validate();
   refuse();
 }
 PrometheusExporter::~PrometheusExporter() = default;

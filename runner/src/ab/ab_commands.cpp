@@ -120,7 +120,7 @@ void AbCommandsOptions::validate() const {
                        "write: " + side->command);
     }
   }
-  if (repeats < 1) throw InputError("--repeats must be >= 1, got " + std::to_string(repeats));
+  require_at_least("--repeats", repeats, 1);
   if (first != "random" && first != "a" && first != "b" && first != "alternate") {
     throw InputError("--first-turn must be random, a, b or alternate, got '" + first + "'");
   }

@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "cli/command_line.h"
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/noise_profile.h"
 
@@ -112,14 +113,8 @@ AbRunOptions ab_run_options(const AbFlags& f, const CLI::App& cmd) {
   ab.pair.turn_every_steps = f.turn_every_steps;
   ab.pair.cpus = f.cpus;
   ab.pair.quiet = f.quiet;
-  if (!(f.turn_timeout_s > 0.0 && f.turn_timeout_s < 1e9)) {
-    throw InputError("--turn-timeout must be > 0 s, got " + std::to_string(f.turn_timeout_s));
-  }
-  ab.pair.turn_timeout_ms = static_cast<int64_t>(f.turn_timeout_s * 1000.0 + 0.5);
-  if (!(f.start_wait_s >= 0.0 && f.start_wait_s < 1e9)) {
-    throw InputError("--start-wait must be >= 0 s, got " + std::to_string(f.start_wait_s));
-  }
-  ab.pair.start_wait_ms = static_cast<int64_t>(f.start_wait_s * 1000.0 + 0.5);
+  ab.pair.turn_timeout_ms = milliseconds_of_flag("--turn-timeout", f.turn_timeout_s);
+  ab.pair.start_wait_ms = milliseconds_of_flag("--start-wait", f.start_wait_s);
   ab.gate = ab_gate(f);
   ab.quiet = f.quiet;
   if (f.until_decided && cmd.count("--repeats") > 0) {

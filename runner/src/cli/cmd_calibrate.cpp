@@ -104,15 +104,8 @@ void add_calibrate_command(CLI::App& app, CommandContext& ctx) {
   cmd->callback([state, &ctx] {
     CalibrateOptions options = state->options;
     options.gate.compare.threshold = state->threshold_pct / 100.0;
-    if (!(state->start_wait_s >= 0.0 && state->start_wait_s < 1e9)) {
-      throw InputError("--start-wait must be >= 0 s, got " + std::to_string(state->start_wait_s));
-    }
-    if (!(state->turn_timeout_s > 0.0 && state->turn_timeout_s < 1e9)) {
-      throw InputError("--turn-timeout must be > 0 s, got " +
-                       std::to_string(state->turn_timeout_s));
-    }
-    options.start_wait_ms = static_cast<int64_t>(state->start_wait_s * 1000.0 + 0.5);
-    options.turn_timeout_ms = static_cast<int64_t>(state->turn_timeout_s * 1000.0 + 0.5);
+    options.start_wait_ms = milliseconds_of_flag("--start-wait", state->start_wait_s);
+    options.turn_timeout_ms = milliseconds_of_flag("--turn-timeout", state->turn_timeout_s);
     const std::string json =
         state->json.empty() ? options.out_dir + "/calibration.json" : state->json;
     ctx.exit_code = guarded_ab(

@@ -1,5 +1,7 @@
 #include "cli/command_line.h"
 
+#include <cmath>
+#include <cstdint>
 #include <exception>
 #include <iostream>
 #include <string>
@@ -33,6 +35,14 @@ CLI::Validator writable_file(bool dash_is_stdout) {
         return {};
       },
       "FILE");
+}
+
+int64_t milliseconds_of_flag(const std::string& flag, double seconds) {
+  if (!(std::fabs(seconds) < 1e9)) {
+    throw InputError(flag + " must be a number of seconds below 1e9, got " +
+                     std::to_string(seconds));
+  }
+  return std::llround(seconds * 1000.0);
 }
 
 void add_bench_json_flag(CLI::App& bench, std::string& where) {

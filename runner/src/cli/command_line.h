@@ -20,6 +20,11 @@ void describe_app(CLI::App& app);
 /// (the option's "-" means stdout).
 CLI::Validator writable_file(bool dash_is_stdout);
 
+/// A flag given in seconds, in whole milliseconds (rounded): its range is for the options'
+/// validate() to check (`--turn-timeout` above 0, `--start-wait` from 0). Throws InputError only
+/// for a value no count of milliseconds holds: not a number, or beyond a billion seconds.
+int64_t milliseconds_of_flag(const std::string& flag, double seconds);
+
 /// A bench's `--json FILE` flag (`-`: the JSON to stdout instead of the text), into `where`.
 void add_bench_json_flag(CLI::App& bench, std::string& where);
 

@@ -32,14 +32,7 @@ std::vector<ChangePoint> levels(const HistorySeries& s, std::vector<size_t> inde
 }  // namespace
 
 void HistoryCheckOptions::validate() const {
-  if (!(otava.max_pvalue > 0.0 && otava.max_pvalue < 1.0)) {
-    std::ostringstream got;
-    got << otava.max_pvalue;
-    throw InputError("--max-pvalue must be in (0, 1), got " + got.str());
-  }
-  if (otava.window_len < 3) {
-    throw InputError("--window must be at least 3 runs, got " + std::to_string(otava.window_len));
-  }
+  otava.validate();
   if (min_level_runs < 1) throw InputError("a level needs at least one run");
 }
 

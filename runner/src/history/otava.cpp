@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -96,8 +97,22 @@ nlohmann::json run_otava(const nlohmann::json& job, const OtavaOptions& o) {
 
 }  // namespace
 
+void OtavaOptions::validate() const {
+  if (python.empty()) throw InputError("--python must name an interpreter");
+  if (!(max_pvalue > 0.0 && max_pvalue < 1.0)) {
+    std::ostringstream got;
+    got << max_pvalue;
+    throw InputError("--max-pvalue must be in (0, 1), got " + got.str());
+  }
+  if (window_len < 3) {
+    throw InputError("--window must be at least 3 runs, got " + std::to_string(window_len));
+  }
+  require_in_range("OtavaOptions::min_magnitude", min_magnitude, 0.0, HUGE_VAL, false, true);
+}
+
 OtavaResult otava_change_points(const std::vector<std::vector<double>>& series,
                                 const OtavaOptions& o) {
+  o.validate();
   const nlohmann::json out = run_otava({{"series", series},
                                         {"max_pvalue", o.max_pvalue},
                                         {"window_len", o.window_len},

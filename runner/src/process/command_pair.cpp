@@ -216,8 +216,24 @@ bool wait_for_start(Side (&sides)[2], int64_t wait_ms, ForwardSignals& forward) 
 
 }  // namespace
 
+void CommandPairOptions::validate() const {
+  for (int i = 0; i < 2; ++i) {
+    if (commands[i].empty()) {
+      throw InputError("CommandPairOptions::commands[" + std::to_string(i) + "] is empty");
+    }
+  }
+  if (first != 0 && first != 1) {
+    throw InputError("CommandPairOptions::first must be 0 or 1, got " + std::to_string(first));
+  }
+  require_at_least("CommandPairOptions::start_wait_ms", start_wait_ms, 0);
+  require_at_least("CommandPairOptions::timeout_ms", timeout_ms, 0);
+  require_at_least("CommandPairOptions::every_steps", every_steps, 0);
+  for (const int cpu : cpus) require_at_least("CommandPairOptions::cpus[i]", cpu, 0);
+}
+
 std::array<CommandOutcome, 2> run_command_pair(const CommandPairOptions& options,
                                                ForwardSignals& forward, PairStart* start) {
+  options.validate();
   Side sides[2];
   for (Side& s : sides) {
     s.go = Pipe::make("the turns");

@@ -41,6 +41,10 @@ struct CommandPairOptions {
   std::vector<int> cpus;
   /// RECOMPDIAG_QUIET_ALERTS=1 in both commands' environment: their Monitors write no alert lines.
   bool quiet = false;
+
+  /// Throws InputError naming the field for an empty command, a `first` other than 0 or 1, a
+  /// negative wait, timeout or turn length, or a CPU below 0. run_command_pair() calls it.
+  void validate() const;
 };
 
 /// How the pair started.
@@ -65,7 +69,8 @@ struct CommandOutcome {
 /// turn, relays every
 /// passed turn to the other side while both take turns (a side whose channel closes, or which
 /// ends, lets the other run on alone: its channel reads end of file), and waits for both. Each
-/// command's process group is registered with `forward` while it runs. Throws IoError when a
+/// command's process group is registered with `forward` while it runs. Throws InputError when
+/// `options.validate()` does, IoError when a
 /// pipe or a process cannot be created (a side already started is killed and waited for first).
 /// Not thread-safe (forks).
 std::array<CommandOutcome, 2> run_command_pair(const CommandPairOptions& options,

@@ -126,10 +126,8 @@ AbExperimentOptions pair_options(const DiagnoseBenchOptions& o, const std::strin
 
 void DiagnoseBenchOptions::validate() const {
   config.validate();
-  if (seeds < 1) throw InputError("--seeds must be >= 1, got " + std::to_string(seeds));
-  if (quality_seeds < 1) {
-    throw InputError("--quality-seeds must be >= 1, got " + std::to_string(quality_seeds));
-  }
+  require_at_least("--seeds", seeds, 1);
+  require_at_least("--quality-seeds", quality_seeds, 1);
   for (const std::string& name : faults) {
     const FaultSet set = parse_faults(name, "--faults");
     if (set.kinds.size() != 1 || !expectation_of(set.kinds.front()) ||

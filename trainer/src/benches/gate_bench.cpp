@@ -123,8 +123,8 @@ Comparison turn_pair(const TrainConfig& a, const TrainConfig& b, const std::stri
 void GateBenchOptions::validate() const {
   config.validate();
   if (!config.faults.empty()) throw InputError("bench gate: the healthy config takes no --fault");
-  if (pairs < 1) throw InputError("--pairs must be >= 1, got " + std::to_string(pairs));
-  if (runs < 2) throw InputError("--runs must be >= 2, got " + std::to_string(runs));
+  require_at_least("--pairs", pairs, 1);
+  require_at_least("--runs", runs, 2);
   if (levels.empty()) throw InputError("--levels needs at least one percentage");
   if (noise_runs != 0 && noise_runs < 3) {
     throw InputError("--noise-runs must be 0 or >= 3, got " + std::to_string(noise_runs));

@@ -11,7 +11,7 @@ namespace recompdiag::trainer {
 
 void NoiseBenchOptions::validate() const {
   config.validate();
-  if (runs < 3) throw InputError("--runs must be >= 3, got " + std::to_string(runs));
+  require_at_least("--runs", runs, 3);
   if (out_dir.empty()) throw InputError("--out-dir must not be empty");
 }
 

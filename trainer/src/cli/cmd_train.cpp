@@ -50,7 +50,7 @@ void add_train_command(CLI::App& app, CommandContext& ctx) {
     config.mode = parse_train_mode(s.mode);
     // Everything is validated (and the device resolved) before the run file is created, so bad
     // input leaves no file behind.
-    validate(s.metrics);
+    s.metrics.validate();
     const std::string out = s.out.empty() ? std::string("recompdiag-") + s.mode + ".jsonl" : s.out;
     if (launches_local_job(s.flags)) {
       // This process only starts the ranks: each runs this command line again as one rank.

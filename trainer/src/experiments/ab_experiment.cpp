@@ -222,10 +222,10 @@ void AbExperimentOptions::validate() const {
     throw InputError("the two A/B sides are both named '" + a.name +
                      "'; their run files would collide");
   }
-  if (repeats < 1) throw InputError("--repeats must be >= 1, got " + std::to_string(repeats));
+  require_at_least("--repeats", repeats, 1);
   runner::check_turn_settings(turn_every_steps, cpus);
   if (out_dir.empty()) throw InputError("--out-dir must not be empty");
-  reports::validate(metrics);
+  metrics.validate();
 }
 
 std::string AbExperimentOptions::run_path(char side, int repeat) const {

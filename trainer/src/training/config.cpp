@@ -112,11 +112,9 @@ void TrainConfig::validate() const {
   if (rnn != "gru" && rnn != "lstm")
     throw InputError("--rnn: unknown cell '" + rnn + "' (expected gru or lstm)");
   if (!(clip_value > 0)) throw InputError("--clip-value must be > 0");
-  if (dispatch_sample_every < 1)
-    throw InputError("--dispatch-sample-every must be >= 1, got " +
-                     std::to_string(dispatch_sample_every));
+  require_at_least("--dispatch-sample-every", dispatch_sample_every, 1);
   probes::parse_dispatch_hook(dispatch_hook, "--dispatch-hook");
-  if (threads < 0) throw InputError("--threads must be >= 0, got " + std::to_string(threads));
+  require_at_least("--threads", threads, 0);
   if (distributed) {
     distributed->validate();
     check_batch_shards(batch_size, distributed->world_size);

@@ -45,6 +45,12 @@ struct AnalysisOptions {
   int64_t loss_window = 3;
   /// Most points per chart series; longer runs are bucketed.
   size_t chart_points = 1200;
+
+  /// Throws InputError naming the field for the first value out of range: windows, the loss
+  /// window and chart points of at least 1, a negative tolerance, gap or switch window, a warm-up
+  /// fraction outside [0, 1], a slow factor below 1. analyze_run() and CompareOptions::validate()
+  /// call it.
+  void validate() const;
 };
 
 /// Step-time statistics of a set of steps, in milliseconds.
@@ -227,7 +233,8 @@ struct RunAnalysis {
   std::vector<AlertGroup> alert_groups;
 };
 
-/// Analyzes one run. Never throws for a valid run; a run without steps gives empty phases.
+/// Analyzes one run. Never throws for a valid run and valid options (throws InputError when
+/// `options.validate()` does); a run without steps gives empty phases.
 RunAnalysis analyze_run(const ColumnarRun& run, const AnalysisOptions& options = {});
 /// The same of a RunFile (its steps are put in columns first).
 RunAnalysis analyze_run(const RunFile& run, const AnalysisOptions& options = {});

@@ -32,6 +32,10 @@ struct ColumnCacheOptions {
   /// columns were written to it.
   bool hit = false;
   bool written = false;
+
+  /// Throws InputError naming the field for a negative `min_steps` or a `max_bytes` of 0.
+  /// read_columnar_run_cached() calls it.
+  void validate() const;
 };
 
 /// The default cache directory: $RECOMPDIAG_COLUMN_CACHE ("off" or empty: none), else

@@ -40,6 +40,11 @@ struct ConvergenceOptions {
   double recovery_slack = 1.5;
   /// Family-wise significance level of the measures' tests (two or more pairs).
   double alpha = 0.05;
+
+  /// Throws InputError naming the field for the first value out of range: a window below 1, a
+  /// negative loss tolerance, a recovery slack below 1, an alpha outside (0, 1). Every function
+  /// below calls it.
+  void validate() const;
 };
 
 /// One phase switch of one run.

@@ -2,7 +2,9 @@
 /// \file
 /// Error types shared by every recompdiag target.
 
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -37,6 +39,26 @@ inline void require_at_least(const std::string& name, int64_t value, int64_t low
     throw InputError(name + " must be >= " + std::to_string(low) + ", got " +
                      std::to_string(value));
   }
+}
+
+/// Throws InputError("NAME must be in (LOW, HIGH], got VALUE"), the brackets as asked (an
+/// infinite HIGH words it "NAME must be > LOW"), when `value` is outside the range or not a
+/// number: the range check of the options structs' validate().
+inline void require_in_range(const std::string& name, double value, double low, double high,
+                             bool low_open, bool high_open) {
+  const bool above = low_open ? value > low : value >= low;
+  const bool below = high_open ? value < high : value <= high;
+  if (above && below) return;  // NaN fails both
+  auto number = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return std::string(buf);
+  };
+  const std::string range = std::isinf(high)
+                                ? std::string(low_open ? "> " : ">= ") + number(low)
+                                : std::string("in ") + (low_open ? "(" : "[") + number(low) + ", " +
+                                      number(high) + (high_open ? ")" : "]");
+  throw InputError(name + " must be " + range + ", got " + number(value));
 }
 
 }  // namespace recompdiag

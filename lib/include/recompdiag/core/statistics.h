@@ -58,6 +58,10 @@ struct BootstrapOptions {
   int resamples = 2000;      ///< Bootstrap replicates.
   double confidence = 0.95;  ///< Two-sided coverage of the percentile interval.
   uint64_t seed = 20240501;  ///< Seed of the generator; the same seed gives the same interval.
+
+  /// Throws InputError for fewer than one resample or a confidence outside (0, 1), in the words
+  /// of the flags that set them (`--resamples`, `--confidence` as a percentage).
+  void validate() const;
 };
 
 /// A ratio with its bootstrap percentile interval.
@@ -149,6 +153,11 @@ struct RatioTestOptions {
   double alpha = 0.05;       ///< Significance level of the tests and of the detectable effect.
   double threshold = 0.05;   ///< Equivalence margin: "no change" means B/A in [1 - t, 1 + t].
   double power = 0.80;       ///< Power at which the minimum detectable effect is computed.
+
+  /// Throws InputError for a threshold outside [0, 1), or an alpha, power or confidence outside
+  /// (0, 1), in the words of the flags that set them (`--threshold` and `--confidence` as
+  /// percentages). CompareOptions::validate() calls it on ratio_test().
+  void validate() const;
 };
 
 /// B / A of step times, tested on the log scale: an estimate with its standard error and the

@@ -31,6 +31,10 @@ struct StragglerOptions {
   /// rank that waited least is the only one that compiled in the stretch.
   double min_wait_spread_ms = 2.0;
   double min_wait_share = 0.25;
+
+  /// Throws InputError naming the field for a negative wait spread or a share outside [0, 1].
+  /// analyze_job() calls it.
+  void validate() const;
 };
 
 /// One rank of a job, over all its steps.
@@ -89,7 +93,7 @@ struct JobAnalysis {
 
 /// Analyzes a job from its rank files (ordered by rank, as group_rank_files() gives them) and the
 /// analysis of the job as one run (analyze_run(job_run(ranks))), whose slow stretches it explains.
-/// Pure; never throws for valid input.
+/// Pure; never throws for valid input (throws InputError when `options.validate()` does).
 JobAnalysis analyze_job(const std::vector<RunFile>& ranks, const RunAnalysis& job,
                         const StragglerOptions& options = {});
 

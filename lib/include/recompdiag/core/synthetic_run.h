@@ -16,7 +16,7 @@ namespace recompdiag {
 struct SyntheticRunOptions {
   std::string mode = "recompile";                 ///< Header mode ("recompile", "mutable", ...).
   std::vector<int64_t> phase_steps = {100, 100};  ///< Steps in each phase (phases from 1).
-  std::vector<double> phase_scale = {1.0, 1.0};   ///< Step-time multiplier of each phase.
+  std::vector<double> phase_scale = {1.0, 1.0};   ///< Step-time multiplier of each phase (1: none).
   double base_ms = 5.0;                           ///< Steady step time before scaling.
   double noise = 0.04;                            ///< Log-normal sigma of the step-time noise.
   int64_t warmup_steps = 3;                       ///< Slow steps at the start of each phase.
@@ -29,10 +29,16 @@ struct SyntheticRunOptions {
   bool probes = true;    ///< Write dispatch, jit, optimizer and placement sections.
   bool finished = true;  ///< Write the summary line.
   uint64_t seed = 1;
+
+  /// Throws InputError naming the field for the first value out of range: no phases, a negative step count or step time, a scale of 0 or less, a negative
+  /// noise, warm-up or compile count, fewer than one head or step per epoch. A phase of no steps
+  /// and steps of 0 ms are allowed: the bad runs the tests feed `compare`. write_synthetic_run()
+  /// calls it.
+  void validate() const;
 };
 
-/// Writes a synthetic run to `path` (truncating it) through RunWriter. Throws InputError when the
-/// file cannot be written.
+/// Writes a synthetic run to `path` (truncating it) through RunWriter. Throws InputError when
+/// `options.validate()` does or the file cannot be written.
 void write_synthetic_run(const std::string& path, const SyntheticRunOptions& options);
 
 }  // namespace recompdiag

@@ -54,6 +54,10 @@ struct DispatcherOptions {
   int64_t signature_capacity = 1 << 15;
   /// How ops are seen (see DispatchHook).
   DispatchHook hook = DispatchHook::kRecordFunction;
+
+  /// Throws InputError naming the field for an empty device, a `sample_every` or a
+  /// `signature_capacity` below 1. DispatcherProbe's constructor calls it.
+  void validate() const;
 };
 
 /// Counts ops through its hook (DispatcherOptions::hook): on sampled steps reading op inputs, on
@@ -71,6 +75,7 @@ struct DispatcherOptions {
 /// removes the callback, or the mode key from the calling thread.
 class DispatcherProbe {
  public:
+  /// Throws InputError when `options.validate()` does (0.8 clamped a `sample_every` below 1).
   explicit DispatcherProbe(DispatcherOptions options = {});
   ~DispatcherProbe();
   DispatcherProbe(const DispatcherProbe&) = delete;

@@ -71,6 +71,11 @@ struct RunRecorderOptions {
   /// without a summary, which reports read as a run that did not finish: what the Python Monitor
   /// does, whose exceptions do not unwind C++.
   bool close_on_destruction = true;
+
+  /// Throws InputError for neither a run file nor a sink, a header or config that is not a JSON
+  /// object, or what `monitor.validate()` refuses. Every constructor calls it before anything is
+  /// opened.
+  void validate() const;
 };
 
 /// Watches one training loop with a Monitor and writes its run file: the header at construction

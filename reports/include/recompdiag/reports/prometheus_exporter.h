@@ -56,6 +56,11 @@ struct MetricsOptions {
   int http_request_timeout_ms = 200;
   /// Where warnings go (one line each). nullptr = std::cerr. Not owned.
   std::ostream* warnings = nullptr;
+
+  /// Checks every field that can be checked without binding: addresses parse, hold and timeout
+  /// are finite and not negative, at least one HTTP thread. Throws `InputError` (one line)
+  /// otherwise. A port already in use is found by `make_metrics_sink`, which binds.
+  void validate() const;
 };
 
 /// A `listen_addr` taken apart.
@@ -76,10 +81,9 @@ ListenAddress parse_listen_address(const std::string& text);
 /// Parses `--pushgateway`. Throws `InputError` naming the flag when it cannot be parsed.
 PushgatewayAddress parse_pushgateway_url(const std::string& text);
 
-/// Checks every field that can be checked without binding: addresses parse, hold and timeout are
-/// finite and not negative, at least one HTTP thread. Throws `InputError` (one line) otherwise. A
-/// port already in use is found by `make_metrics_sink`, which binds.
-void validate(const MetricsOptions& options);
+/// MetricsOptions::validate(), under its 0.8 name.
+[[deprecated("use MetricsOptions::validate(); removed in 0.10")]] void validate(
+    const MetricsOptions& options);
 
 /// Binds and closes a plain socket on `listen_addr` (no server, no threads) and throws
 /// `InputError` when that fails, e.g. the port is in use. For a parent process that forks the runs

@@ -28,6 +28,11 @@ struct OtavaOptions {
   int window_len = 50;
   /// Otava's `min_magnitude`: a change point smaller than this relative change is merged away.
   double min_magnitude = 0.0;
+
+  /// Throws InputError naming the flag for an empty interpreter, a `max_pvalue` outside (0, 1),
+  /// a window of fewer than 3 points or a negative `min_magnitude`. otava_change_points() and
+  /// HistoryCheckOptions::validate() call it.
+  void validate() const;
 };
 
 /// What Otava found.
@@ -38,8 +43,8 @@ struct OtavaResult {
 };
 
 /// Each series' change points, as Otava finds them (a series of fewer than 3 points has none).
-/// Throws InputError (one line) when the interpreter cannot be run or has no Otava, IoError when
-/// it fails otherwise.
+/// Throws InputError (one line) when `options.validate()` does, or the interpreter cannot be run or
+/// has no Otava, IoError when it fails otherwise.
 OtavaResult otava_change_points(const std::vector<std::vector<double>>& series,
                                 const OtavaOptions& options);
 
