@@ -42,14 +42,19 @@ def run_pair(cli, out_dir, name, a_args, b_args, common):
                         "--out-dir", d], capture_output=True, text=True)
     if p.returncode not in (0, 1):
         raise RuntimeError(f"{name}: recompdiag ab exit {p.returncode}: {p.stderr.strip()[-500:]}")
-    report = json.load(open(os.path.join(d, "report.json")))
-    b_rules = set()
-    for line in open(os.path.join(d, "b.jsonl")):
-        rec = json.loads(line)
-        if rec.get("type") == "step":
-            b_rules.update(rec.get("alerts", []))
+    with open(os.path.join(d, "report.json")) as f:
+        report = json.load(f)
+    b_rules = {g["rule"] for g in report["b"]["alert_groups"]}
     more = {c["count"] for c in report["count_changes"] if c["b_min"] > c["a_max"]}
     return report["verdict"], more, b_rules
+
+
+def run_report(cli, run):
+    """What `recompdiag report RUN --json -` found in one run: the reports' reading of its file."""
+    p = subprocess.run([cli, "report", run, "--json", "-"], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"recompdiag report exit {p.returncode}: {p.stderr.strip()[-500:]}")
+    return json.loads(p.stdout)["run"]
 
 
 def run_fault(fault, backend, steps, out, cache):
@@ -60,22 +65,26 @@ def run_fault(fault, backend, steps, out, cache):
                    capture_output=True, text=True)
 
 
-def run_cause(out_dir, fault, backend, steps):
-    """One known cause: its loop in a process of its own, with a fresh Inductor cache."""
+def run_cause(cli, out_dir, fault, backend, steps):
+    """One known cause: its loop in a process of its own, with a fresh Inductor cache, and what
+    `recompdiag report` names in its run: the failed guards' causes, with the known cause's fix."""
+    from . import _core
     from .compile_faults import FAULTS
 
     out = os.path.join(out_dir, f"{fault}.jsonl")
     run_fault(fault, backend, steps, out, os.path.join(out_dir, f"{fault}.inductor"))
-    events = [json.loads(line) for line in open(out)]
-    compiles = [e for e in events if e.get("type") == "event" and e["event"] == "compile"]
-    named = [e["detail"].get("cause") for e in compiles]
+    run = run_report(cli, out)
+    guards = [g for frame in run["compile"]["frames"] for g in frame["guards"]]
+    named = {g["cause"] for g in guards if g.get("cause")}
+    named |= {c["cause"] for c in run["compile"]["other_compiles"] if c.get("cause")}
     expected = FAULTS[fault][1]
-    first = next((e for e in compiles if e["detail"].get("cause") == expected), None)
-    fix = first["detail"]["fix"] if first else ""
-    breaks = sum(e["compiled"]["graph_breaks"] for e in events if e.get("type") == "step")
+    first = next((g for g in guards if g.get("cause") == expected), None)
+    known = _core.recompile_cause(first["newest"]) if first else None
+    breaks = sum(p["counts"]["graph_breaks"] for p in run["phases"])
     return {"pair": f"{fault} ({backend})", "verdict": "", "b_has_more": [],
-            "b_rules": sorted({c for c in named if c}), "expected": [expected],
-            "fix": fix, "graph_breaks": breaks, "correct": first is not None}
+            "b_rules": sorted(named), "expected": [expected],
+            "fix": known["fix"] if known else "", "graph_breaks": breaks,
+            "correct": expected in named}
 
 
 def run_cold_warm(cli, out_dir, backend, steps):
@@ -92,7 +101,8 @@ def run_cold_warm(cli, out_dir, backend, steps):
                        capture_output=True, text=True)
     if p.returncode not in (0, 1):
         raise RuntimeError(f"recompdiag compare exit {p.returncode}: {p.stderr.strip()[-500:]}")
-    more = {c["count"] for c in json.load(open(report))["count_changes"] if c["b_min"] > c["a_max"]}
+    with open(report) as f:
+        more = {c["count"] for c in json.load(f)["count_changes"] if c["b_min"] > c["a_max"]}
     return {"pair": f"cold cache against warm ({backend})", "verdict": f"exit {p.returncode}",
             "b_has_more": sorted(more), "b_rules": [], "expected": ["compile_cache_misses"],
             "correct": "compile_cache_misses" in more and p.returncode == 1}
@@ -116,7 +126,7 @@ def main(argv=None) -> int:
     from .compile_faults import FAULTS
 
     for fault in FAULTS if args.causes else ():
-        rows.append(run_cause(args.out_dir, fault, args.backend, args.cause_steps))
+        rows.append(run_cause(args.cli, args.out_dir, fault, args.backend, args.cause_steps))
     if args.causes and args.backend == "inductor":  # the caches are Inductor's and AOTAutograd's
         rows.append(run_cold_warm(args.cli, args.out_dir, args.backend, args.cause_steps))
     for fault, (flags, counts, rule) in ({} if args.causes else CASES).items():

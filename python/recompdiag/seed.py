@@ -33,6 +33,8 @@ from . import _core
 from .monitor import Monitor
 
 FAULTS = ("lr-storm", "item-break", "shape-change")
+# The scenario's defaults, the C++ trainer's own (core/seed_scenario.h): model shape, data, phases.
+SCENARIO = _core.seed_scenario()
 
 
 class SeqModel(torch.nn.Module):
@@ -72,9 +74,10 @@ def make_batches(args, seq_len: int, generator: torch.Generator):
 
 def make_steps(model, optimizer, item_break=False):
     """The seed's training step (the forward and the weighted two-head loss; `w` the loss weights,
-    floats or a tensor) and optimizer step (Keras's clipvalue 0.1, then the optimizer), as plain
+    floats or a tensor) and optimizer step (Keras's clipvalue, then the optimizer), as plain
     functions for torch.compile. `item_break` plants the item-break fault."""
     params = list(model.parameters())
+    clip = SCENARIO["clip_value"]
 
     def train_step(x, y_cat, y_bin, weight, w):
         logits, bin_logit = model(x)
@@ -89,8 +92,8 @@ def make_steps(model, optimizer, item_break=False):
         return loss, cat_loss.detach(), bin_loss.detach()
 
     def optimizer_step():
-        for p in params:  # Keras clipvalue=0.1: element-wise clipping
-            p.grad.clamp_(-0.1, 0.1)
+        for p in params:  # Keras clipvalue: element-wise clipping
+            p.grad.clamp_(-clip, clip)
         optimizer.step()
         optimizer.zero_grad(set_to_none=False)
 
@@ -112,13 +115,10 @@ def parse_args(argv):
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--mode", choices=("recompile", "mutable"), default="recompile")
     p.add_argument("--out", default="run.jsonl", help="run file to write")
-    p.add_argument("--epochs", default="30,10", help="epochs of phase 1 and phase 2 (default 30,10)")
-    p.add_argument("--steps-per-epoch", type=int, default=10)
-    p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--seq-len", type=int, default=24)
-    p.add_argument("--input-size", type=int, default=8)
-    p.add_argument("--hidden", type=int, default=32)
-    p.add_argument("--num-classes", type=int, default=5)
+    epochs = ",".join(str(phase["epochs"]) for phase in SCENARIO["phases"])
+    p.add_argument("--epochs", default=epochs, help=f"epochs of phase 1 and phase 2 (default {epochs})")
+    for name in ("steps_per_epoch", "batch_size", "seq_len", "input_size", "hidden", "num_classes"):
+        p.add_argument("--" + name.replace("_", "-"), type=int, default=SCENARIO[name])
     p.add_argument("--backend", default="inductor", help="torch.compile backend (inductor, aot_eager, eager)")
     p.add_argument("--no-compile", action="store_true", help="train eagerly (no torch.compile)")
     p.add_argument("--compile-mode", default=None,
@@ -131,7 +131,7 @@ def parse_args(argv):
                    help="torch.compile(dynamic=False): no automatic dynamic shapes or floats")
     p.add_argument("--no-monitor", action="store_true", help="train without recompdiag")
     p.add_argument("--threads", type=int, default=0, help="intra-op threads (0: torch's default)")
-    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--seed", type=int, default=SCENARIO["seed"])
     p.add_argument("--metrics", help="serve Prometheus metrics on host:port")
     args = p.parse_args(argv)
     try:
@@ -149,7 +149,8 @@ def main(argv=None) -> int:
         torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     generator = torch.Generator().manual_seed(args.seed)
-    phases = [(args.phase_epochs[0], [0.7, 0.3], 0.01), (args.phase_epochs[1], [0.99, 0.01], 0.001)]
+    phases = [(epochs, list(phase["loss_weights"]), phase["lr"])
+              for epochs, phase in zip(args.phase_epochs, SCENARIO["phases"])]
     mutable = args.mode == "mutable"
     tensor_lr = mutable and args.fault != "lr-storm"
     device = torch.device(args.device)
@@ -158,7 +159,7 @@ def main(argv=None) -> int:
     params = list(model.parameters())
     # Keras's Adam epsilon; lr as a tensor (mutable) or a float (recompile).
     optimizer = torch.optim.Adam(params, lr=torch.tensor(phases[0][2], device=device) if tensor_lr
-                                 else phases[0][2], eps=1e-7)
+                                 else phases[0][2], eps=SCENARIO["adam_epsilon"])
     loss_weights = torch.tensor(phases[0][1], device=device) if mutable else list(phases[0][1])
     train_step, optimizer_step = make_steps(model, optimizer, item_break=args.fault == "item-break")
     if not args.no_compile:
@@ -187,7 +188,10 @@ def main(argv=None) -> int:
     start = time.monotonic()
     for phase, (epochs, weights, lr) in enumerate(phases, start=1):
         if monitor:
-            monitor.note_event("phase_start", f"phase {phase}", {"phase": phase})
+            # The C++ trainer's words and detail (reports read them alike).
+            monitor.note_event("phase_start", f"phase {phase}: {epochs} epochs, loss weights "
+                               f"[{weights[0]:g},{weights[1]:g}], lr {lr:g}",
+                               {"epochs": epochs, "loss_weights": weights, "lr": lr, "phase": phase})
             monitor.set_loss_weights(weights)
         if phase > 1:
             if mutable:

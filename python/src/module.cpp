@@ -21,6 +21,7 @@
 #include "recompdiag/core/record_sink.h"
 #include "recompdiag/core/run_io.h"
 #include "recompdiag/core/run_set.h"
+#include "recompdiag/core/seed_scenario.h"
 #include "recompdiag/core/statistics.h"
 #include "recompdiag/core/version.h"
 #include "recompdiag/probes/comm_probe.h"
@@ -315,6 +316,31 @@ py::object recompile_cause(const std::string& guard) {
   return std::move(d);
 }
 
+// The seed scenario's defaults (core/seed_scenario.h) as a dict, for the Python seed.
+py::dict seed_scenario() {
+  namespace sc = recompdiag::seed_scenario;
+  py::list phases;
+  for (const sc::Phase& p : sc::kPhases) {
+    py::dict phase;
+    phase["epochs"] = p.epochs;
+    phase["loss_weights"] = py::make_tuple(p.loss_weights[0], p.loss_weights[1]);
+    phase["lr"] = p.lr;
+    phases.append(std::move(phase));
+  }
+  py::dict d;
+  d["phases"] = std::move(phases);
+  d["steps_per_epoch"] = sc::kStepsPerEpoch;
+  d["batch_size"] = sc::kBatchSize;
+  d["seq_len"] = sc::kSeqLen;
+  d["input_size"] = sc::kInputSize;
+  d["hidden"] = sc::kHidden;
+  d["num_classes"] = sc::kNumClasses;
+  d["clip_value"] = sc::kClipValue;
+  d["adam_epsilon"] = sc::kAdamEpsilon;
+  d["seed"] = sc::kSeed;
+  return d;
+}
+
 // stats::arm_ratio over paired rounds, as the C++ overhead bench judges its arms.
 py::dict arm_ratio(const std::vector<double>& baseline, const std::vector<double>& arm,
                    double trim, double confidence) {
@@ -348,6 +374,10 @@ PYBIND11_MODULE(_core, m) {
         py::call_guard<py::gil_scoped_release>());
   m.def("recompile_cause", &recompdiag::python::recompile_cause, py::arg("guard"),
         "The known cause of a torch.compile guard failure: {cause, what, fix, upstream}, or None");
+  m.def("seed_scenario", &recompdiag::python::seed_scenario,
+        "The seed scenario's defaults, as the C++ trainer has them (core/seed_scenario.h): "
+        "{phases: [{epochs, loss_weights, lr}, ...], steps_per_epoch, batch_size, seq_len, "
+        "input_size, hidden, num_classes, clip_value, adam_epsilon, seed}");
   m.def("rank_file_path", &recompdiag::rank_file_path, py::arg("out"), py::arg("rank"),
         "The run file of a data-parallel rank: run.jsonl -> run.rank0.jsonl");
   m.def("arm_ratio", &recompdiag::python::arm_ratio, py::arg("baseline"), py::arg("arm"),

@@ -45,6 +45,21 @@ def test_recompile_mode_recompiles_at_the_switch_and_mutable_never(tmp_path):
     assert not any(a != "slow_step" for s in b["step"] for a in s.get("alerts", []))
 
 
+def test_the_seed_trains_the_trainer_s_scenario(tmp_path):
+    """One list of the scenario's defaults (core/seed_scenario.h): the phases the seed trains are
+    the C++ trainer's, stated as its phase_start events state them."""
+    from recompdiag import _core
+
+    scenario = _core.seed_scenario()
+    run = read_run(train(tmp_path, "recompile"))
+    starts = [e["detail"] for e in run["event"] if e["event"] == "phase_start"]
+    assert starts == [{"epochs": epochs, "loss_weights": list(p["loss_weights"]), "lr": p["lr"],
+                       "phase": i}
+                      for i, (epochs, p) in enumerate(zip((4, 2), scenario["phases"]), start=1)]
+    assert run["step"][-1]["lr"] == scenario["phases"][1]["lr"]
+    assert run["run"][0]["seed"] == scenario["seed"]
+
+
 def test_lr_storm_reaches_the_recompile_limit_and_falls_back(tmp_path):
     run = read_run(train(tmp_path, "mutable", "--fault", "lr-storm", "--schedule", "decay", "--no-dynamic",
                          "--epochs", "12,1"))

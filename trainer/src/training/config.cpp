@@ -8,6 +8,14 @@
 
 namespace recompdiag::trainer {
 
+std::vector<PhaseConfig> seed_scenario_phases() {
+  std::vector<PhaseConfig> phases;
+  for (const seed_scenario::Phase& p : seed_scenario::kPhases) {
+    phases.push_back({p.epochs, {p.loss_weights.begin(), p.loss_weights.end()}, p.lr});
+  }
+  return phases;
+}
+
 const char* to_string(TrainMode mode) {
   return mode == TrainMode::kRecompile ? "recompile" : "mutable";
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "recompdiag/core/lr_plateau.h"
+#include "recompdiag/core/seed_scenario.h"
 #include "recompdiag/probes/dispatch_hook.h"
 #include "recompdiag/runner/distributed.h"
 #include "recompdiag/trainer/faults.h"
@@ -41,24 +42,28 @@ struct PhaseConfig {
   double lr = 0.01;
 };
 
-/// Everything a run needs. Defaults reproduce the scenario, scaled down in epochs and steps so the
-/// default run takes well under a minute on 2 CPU cores; `--epochs 375,125` gives the original.
+/// The seed scenario's phases (core/seed_scenario.h) as PhaseConfigs.
+std::vector<PhaseConfig> seed_scenario_phases();
+
+/// Everything a run needs. Defaults reproduce the scenario (core/seed_scenario.h: the one list of
+/// them, which the Python seed reads too), scaled down in epochs and steps so the default run
+/// takes well under a minute on 2 CPU cores; `--epochs 375,125` gives the original.
 struct TrainConfig {
   TrainMode mode = TrainMode::kRecompile;
   OptimizerHandoff handoff = OptimizerHandoff::kFresh;
-  std::vector<PhaseConfig> phases = {{30, {0.7, 0.3}, 0.01}, {10, {0.99, 0.01}, 0.001}};
-  int steps_per_epoch = 10;
-  int batch_size = 32;
-  int seq_len = 24;
-  int input_size = 8;
-  int hidden = 32;
-  int num_classes = 5;
-  std::string rnn = "gru";     ///< "gru" or "lstm".
-  double clip_value = 0.1;     ///< Keras clipvalue: element-wise gradient clipping.
-  double adam_epsilon = 1e-7;  ///< Keras's Adam epsilon (LibTorch's default is 1e-8).
+  std::vector<PhaseConfig> phases = seed_scenario_phases();
+  int steps_per_epoch = seed_scenario::kStepsPerEpoch;
+  int batch_size = seed_scenario::kBatchSize;
+  int seq_len = seed_scenario::kSeqLen;
+  int input_size = seed_scenario::kInputSize;
+  int hidden = seed_scenario::kHidden;
+  int num_classes = seed_scenario::kNumClasses;
+  std::string rnn = "gru";                            ///< "gru" or "lstm".
+  double clip_value = seed_scenario::kClipValue;      ///< Keras clipvalue: element-wise clipping.
+  double adam_epsilon = seed_scenario::kAdamEpsilon;  ///< Keras's Adam epsilon (LibTorch's 1e-8).
   PlateauOptions plateau;
   std::string device = "auto";  ///< "auto", "cpu", "cuda" or "cuda:N".
-  uint64_t seed = 42;
+  uint64_t seed = seed_scenario::kSeed;
   int threads = 0;         ///< Intra-op threads; 0 keeps LibTorch's default.
   bool monitor = true;     ///< Attach the health monitor and its probes.
   bool log_alerts = true;  ///< The monitor writes one line per alert to stderr.
