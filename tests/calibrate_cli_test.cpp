@@ -81,6 +81,43 @@ TEST_CASE("calibrate: same-job and planted pairs, their rates, and ab --calibrat
   CHECK(std::filesystem::exists(other_dir + "/b.jsonl"));
 }
 
+TEST_CASE("calibrate --until-decided: each trial is ab --until-decided's sequence of pairs") {
+  test::TempDir dir;
+  const std::string out = dir.file("cal");
+  const test::CliOutcome cal =
+      test::run_cli("calibrate --cmd " + quoted(job()) +
+                    " --pairs 2 --until-decided --max-pairs 3 --start-wait 5 --out-dir " + out);
+  INFO(cal.output);
+  REQUIRE(cal.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(test::read_text(out + "/calibration.json"));
+  CHECK(j["until_decided"] == true);
+  CHECK(j["max_pairs"] == 3);
+  CHECK(j["false_verdicts"]["pairs"] == 2);  // trials, not pairs
+  // Each trial ran 1 to 3 pairs, and its files are there: pair k of trial K in DIR/same-K.
+  int64_t same_pairs = 0;
+  for (int k = 1; k <= 2; ++k) {
+    int pairs = 0;
+    while (std::filesystem::exists(out + "/same-" + std::to_string(k) + "/a-" +
+                                   std::to_string(pairs + 1) + ".jsonl")) {
+      ++pairs;
+    }
+    CHECK((pairs >= 1 && pairs <= 3));
+    same_pairs += pairs;
+  }
+  CHECK(j["same_pairs_run"] == same_pairs);
+  CHECK(j["planted_pairs_run"].get<int64_t>() >= 2);
+  CHECK(cal.output.find("trial 1/2, same job: ") != std::string::npos);
+  CHECK(cal.output.find("pairs until decided (at most 3)") != std::string::npos);
+  // ab without --until-decided is told the calibration is another gate's.
+  const test::CliOutcome ab = test::run_cli(
+      "ab --a-cmd " + quoted(job()) + " --b-cmd " + quoted(job()) + " --out-dir " + dir.file("ab") +
+      " --start-wait 5 --quiet --calibration " + out + "/calibration.json");
+  INFO(ab.output);
+  CHECK((ab.exit_code == 0 || ab.exit_code == 1));
+  CHECK(ab.output.find("was calibrated with --until-decided and this gate runs without it") !=
+        std::string::npos);
+}
+
 TEST_CASE("calibrate: bad input is one line and 2; a failing side 4, as in ab") {
   test::TempDir dir;
   const std::string out = " --start-wait 1 --out-dir " + dir.file("cal");
@@ -94,6 +131,9 @@ TEST_CASE("calibrate: bad input is one line and 2; a failing side 4, as in ab") 
       {"--cmd " + quoted(job()) + " --slowdown 0", 2, "--slowdown must be a percentage"},
       {"--cmd " + quoted(job()) + " --slowdown 1000", 2, "--slowdown must be a percentage"},
       {"--cmd " + quoted(job()) + " --pairs 1", 2, "--pairs must be in [2, 200]"},
+      {"--cmd " + quoted(job()) + " --until-decided --max-pairs 1", 2,
+       "--max-pairs must be in [2, 100], got 1"},
+      {"--cmd " + quoted(job()) + " --max-pairs 3", 2, "--max-pairs applies to --until-decided"},
       {"--cmd 'no_such_command_here {out}'", 2, "the command cannot be started"},
       {"--cmd 'true {out}'", 2, "exited 0 but wrote no run file"},
       {"--cmd 'exit 1; {out}'", 4, "run failed (exit 1)"},

@@ -8,18 +8,16 @@
 
 #include "recompdiag/core/error.h"
 #include "recompdiag/core/run_set.h"
-#include "recompdiag/core/statistics.h"
 #include "recompdiag/reports/report_files.h"
 #include "recompdiag/runner/exit_codes.h"
+#include "recompdiag/runner/until_decided.h"
 
 namespace recompdiag::runner {
 
 void AbRunOptions::validate() const {
   pair.compare_options(gate.compare).validate();
   pair.validate();
-  if (until_decided && !(max_pairs >= 2 && max_pairs <= 100)) {
-    throw InputError("--max-pairs must be in [2, 100], got " + std::to_string(max_pairs));
-  }
+  if (until_decided) check_max_pairs(max_pairs);
 }
 
 namespace {
@@ -85,35 +83,22 @@ int guarded_ab(const std::function<int()>& run, std::ostream& err) {
 
 namespace {
 
-// `ab --until-decided`: pairs one at a time, each look at its spent level, until settled.
+// `ab --until-decided`: pairs one at a time (run_until_decided()), then the last look's report.
 int until_decided(const AbRunOptions& options, const Gate& gate,
                   const std::optional<Calibration>& calibration, std::ostream& out,
                   std::ostream& err) {
-  AbCommandsOptions pairs = options.pair;
-  pairs.repeats = options.max_pairs;  // the files of pair k: NAME-k.jsonl
-  const auto at_look = [&](int look) {
-    Gate g = gate;
-    g.compare.alpha = stats::sequential_look_alpha(gate.compare.alpha, look, options.max_pairs);
-    return g;
-  };
-  int looks = 0;
-  Verdict verdict = Verdict::kInconclusive;
-  const AbExperimentResult runs = run_ab_commands(pairs, [&](const AbExperimentResult& so_far) {
-    ++looks;
-    verdict = compare_run_paths(so_far.a_paths, so_far.b_paths, at_look(looks).compare).verdict;
-    return verdict == Verdict::kInconclusive;  // not settled: one more pair
-  });
-  if (runs.exit_code != 0 || looks == 0) {
-    return report_ab(runs, gate, pairs.out_dir, options.quiet, out, err, calibration,
+  const SequentialPairs s = run_until_decided(options.pair, gate.compare, options.max_pairs);
+  if (s.runs.exit_code != 0 || s.looks == 0) {
+    return report_ab(s.runs, gate, options.pair.out_dir, options.quiet, out, err, calibration,
                      options.calibration);
   }
-  const Gate last = at_look(looks);
-  const int code = report_ab(runs, last, pairs.out_dir, options.quiet, out, err, calibration,
-                             options.calibration);
+  Gate last = gate;
+  last.compare.alpha = s.level;
+  const int code = report_ab(s.runs, last, options.pair.out_dir, options.quiet, out, err,
+                             calibration, options.calibration);
   char level[64];
-  std::snprintf(level, sizeof level, "%.3g of alpha %g", last.compare.alpha, gate.compare.alpha);
-  out << "\nuntil decided: "
-      << (verdict == Verdict::kInconclusive ? "not settled after " : "settled after ") << looks
+  std::snprintf(level, sizeof level, "%.3g of alpha %g", s.level, gate.compare.alpha);
+  out << "\nuntil decided: " << (s.settled() ? "settled after " : "not settled after ") << s.looks
       << " of at most " << options.max_pairs << " pairs; this look's level " << level
       << " (Lan-DeMets alpha spending, O'Brien-Fleming-like)\n";
   out.flush();
@@ -129,6 +114,12 @@ int run_ab(const AbRunOptions& options, std::ostream& out, std::ostream& err) {
   std::optional<Calibration> calibration;
   if (!options.calibration.empty()) {
     calibration = read_calibration(options.calibration);
+    if (calibration->until_decided != options.until_decided) {
+      err << "recompdiag: warning: " << options.calibration << " was calibrated "
+          << (calibration->until_decided ? "with" : "without")
+          << " --until-decided and this gate runs " << (options.until_decided ? "with" : "without")
+          << " it: its rates are another gate's\n";
+    }
     if (calibration->compile_spread && !gate.compare.compile_spread) {
       gate.compare.compile_spread = calibration->compile_spread;
       gate.compare.compile_spread_df = calibration->compile_spread_df;

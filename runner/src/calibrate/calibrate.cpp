@@ -19,6 +19,7 @@
 #include "recompdiag/core/version.h"
 #include "recompdiag/runner/ab_commands.h"
 #include "recompdiag/runner/exit_codes.h"
+#include "recompdiag/runner/until_decided.h"
 
 namespace recompdiag::runner {
 
@@ -98,6 +99,32 @@ std::string pair_words(const Comparison& c) {
              std::to_string(far->phase);
   }
   return words;
+}
+
+// One trial of the calibration: a pair (or, until decided, a sequence of pairs) and the
+// comparison that decided it.
+struct Trial {
+  int exit_code = 0;  ///< As run_ab_commands()'s: a side failed.
+  int pairs = 0;      ///< Pairs run.
+  Comparison comparison;
+};
+
+Trial run_trial(const CalibrateOptions& o, bool planted, int k) {
+  const AbCommandsOptions pair = pair_options(o, planted, k);
+  const CompareOptions compare = pair.compare_options(o.gate.compare);
+  Trial t;
+  if (o.until_decided) {
+    SequentialPairs s = run_until_decided(pair, compare, o.max_pairs);
+    t.exit_code = s.runs.exit_code;
+    t.pairs = s.looks;
+    t.comparison = std::move(s.comparison);
+    return t;
+  }
+  const AbExperimentResult runs = run_ab_commands(pair);
+  t.exit_code = runs.exit_code;
+  t.pairs = 1;
+  if (runs.exit_code == 0) t.comparison = compare_run_paths(runs.a_paths, runs.b_paths, compare);
+  return t;
 }
 
 bool is_time_verdict(Verdict v) { return v == Verdict::kRegression || v == Verdict::kImprovement; }
@@ -190,6 +217,7 @@ void CalibrateOptions::validate() const {
   const AbCommandsOptions pair = pair_options(*this, /*planted=*/true, 1);
   pair.compare_options(gate.compare).validate();
   pair.validate();
+  if (until_decided) check_max_pairs(max_pairs);
 }
 
 MeasuredRate wilson_rate(int64_t events, int64_t n, double confidence) {
@@ -222,19 +250,20 @@ CalibrationRun run_calibration(const CalibrateOptions& o, std::ostream& progress
   cal.threshold = o.gate.compare.threshold;
   cal.alpha = o.gate.compare.alpha;
   cal.slowdown_pct = o.slowdown_pct;
+  cal.until_decided = o.until_decided;
+  cal.max_pairs = o.until_decided ? o.max_pairs : 1;
   int64_t false_verdicts = 0;
   int64_t detections = 0;
   SameJobNoise noise;
   for (int k = 1; k <= o.pairs; ++k) {
     for (const bool planted : {false, true}) {
-      const AbCommandsOptions pair = pair_options(o, planted, k);
-      const AbExperimentResult runs = run_ab_commands(pair);
-      if (runs.exit_code != 0) {
-        run.exit_code = side_failed_exit_code(runs.exit_code);
+      const Trial trial = run_trial(o, planted, k);
+      if (trial.exit_code != 0) {
+        run.exit_code = side_failed_exit_code(trial.exit_code);
         return run;
       }
-      const Comparison c =
-          compare_run_paths(runs.a_paths, runs.b_paths, pair.compare_options(o.gate.compare));
+      const Comparison& c = trial.comparison;
+      (planted ? cal.planted_pairs_run : cal.same_pairs_run) += trial.pairs;
       if (cal.mode.empty()) {
         cal.mode = c.a.header.mode;
         cal.phase_steps_seen = phase_steps_of(c);
@@ -247,8 +276,13 @@ CalibrationRun run_calibration(const CalibrateOptions& o, std::ostream& progress
         if (c.verdict == Verdict::kInconclusive) ++cal.same_not_settled;
         add_noise(noise, c);
       }
-      progress << "pair " << k << "/" << o.pairs << (planted ? ", planted " : ", same job: ")
-               << (planted ? format("%g%%: ", o.slowdown_pct) : "") << pair_words(c) << "\n";
+      progress << (o.until_decided ? "trial " : "pair ") << k << "/" << o.pairs
+               << (planted ? ", planted " : ", same job: ")
+               << (planted ? format("%g%%: ", o.slowdown_pct) : "") << pair_words(c)
+               << (o.until_decided ? " (" + std::to_string(trial.pairs) + " pair" +
+                                         (trial.pairs == 1 ? ")" : "s)")
+                                   : "")
+               << "\n";
       progress.flush();
     }
   }
@@ -276,6 +310,10 @@ nlohmann::ordered_json calibration_json(const Calibration& c) {
       {"detections", rate_json(c.detections)},
       {"same_not_settled", c.same_not_settled},
       {"planted_not_settled", c.planted_not_settled},
+      {"until_decided", c.until_decided},
+      {"max_pairs", c.max_pairs},
+      {"same_pairs_run", c.same_pairs_run},
+      {"planted_pairs_run", c.planted_pairs_run},
       {"detectable_slowdown", c.detectable},
       {"phase_steps", c.phase_steps},
       {"steps_needed", c.steps_needed},
@@ -314,6 +352,11 @@ Calibration read_calibration(const std::string& path) {
     c.detections = rate_from_json(j.at("detections"));
     c.same_not_settled = j.at("same_not_settled").get<int64_t>();
     c.planted_not_settled = j.at("planted_not_settled").get<int64_t>();
+    // Files of 0.8 have none of these: each trial was one pair.
+    c.until_decided = j.value("until_decided", false);
+    c.max_pairs = j.value("max_pairs", 1);
+    c.same_pairs_run = j.value("same_pairs_run", c.false_verdicts.n);
+    c.planted_pairs_run = j.value("planted_pairs_run", c.detections.n);
     c.detectable = j.at("detectable_slowdown").get<double>();
     c.phase_steps = j.at("phase_steps").get<int64_t>();
     c.steps_needed = j.at("steps_needed").get<int64_t>();
@@ -350,7 +393,10 @@ std::string calibration_line(const Calibration& c) {
   std::string line = "calibrated on " + (c.host.empty() ? std::string("this runner") : c.host) +
                      " (" + c.created.substr(0, 10) + ", " + std::to_string(c.false_verdicts.n) +
                      " + " + std::to_string(c.detections.n) +
-                     " pairs of the job): false verdicts " + rate_words(c.false_verdicts) + "; a " +
+                     (c.until_decided ? " trials of the job, pairs until decided (at most " +
+                                            std::to_string(c.max_pairs) + ")"
+                                      : " pairs of the job") +
+                     "): false verdicts " + rate_words(c.false_verdicts) + "; a " +
                      format("%g", c.slowdown_pct) + "% slowdown found in " +
                      rate_words(c.detections) + "; 80% power from " + percent(c.detectable);
   return line;

@@ -33,10 +33,15 @@ void print_calibration(const Calibration& c, const std::string& json, std::ostre
   char wall[32];
   std::snprintf(wall, sizeof wall, "%.0f s", c.wall_s);
   out << "\n" << calibration_line(c) << "\n";
+  const char* trials = c.until_decided ? " trials" : " pairs";
   out << "  same job against itself: " << c.false_verdicts.events << " time verdict(s) in "
-      << c.false_verdicts.n << " pairs, " << c.same_not_settled << " not settled\n";
+      << c.false_verdicts.n << trials << ", " << c.same_not_settled << " not settled\n";
   out << "  planted " << c.slowdown_pct << "% slowdown: found in " << c.detections.events << " of "
-      << c.detections.n << " pairs, " << c.planted_not_settled << " not settled\n";
+      << c.detections.n << trials << ", " << c.planted_not_settled << " not settled\n";
+  if (c.until_decided) {
+    out << "  pairs run until decided (at most " << c.max_pairs << " a trial): " << c.same_pairs_run
+        << " for the same job, " << c.planted_pairs_run << " planted\n";
+  }
   out << "  80% power from a slowdown of " << pct(c.detectable) << " (threshold "
       << pct(c.threshold) << ", alpha " << c.alpha << "), with phases of " << c.phase_steps
       << " steps\n";
@@ -101,8 +106,17 @@ void add_calibrate_command(CLI::App& app, CommandContext& ctx) {
                   "Seconds each pair's first turn waits for both runs to have started, as ab's")
       ->capture_default_str();
   cmd->add_option("--turn-timeout", state->turn_timeout_s, "As ab's")->capture_default_str();
-  cmd->callback([state, &ctx] {
+  cmd->add_flag(
+      "--until-decided", o.until_decided,
+      "Each trial as `ab --until-decided` runs it: pairs until the verdict is settled, at "
+      "most --max-pairs, so that the rates are that gate's");
+  cmd->add_option("--max-pairs", o.max_pairs, "With --until-decided: the most pairs a trial runs")
+      ->capture_default_str();
+  cmd->callback([state, &ctx, cmd] {
     CalibrateOptions options = state->options;
+    if (!options.until_decided && cmd->count("--max-pairs") > 0) {
+      throw InputError("--max-pairs applies to --until-decided");
+    }
     options.gate.compare.threshold = state->threshold_pct / 100.0;
     options.start_wait_ms = milliseconds_of_flag("--start-wait", state->start_wait_s);
     options.turn_timeout_ms = milliseconds_of_flag("--turn-timeout", state->turn_timeout_s);

@@ -46,9 +46,14 @@ struct CalibrateOptions {
   std::string cpus = "auto";
   int64_t turn_timeout_ms = 300000;
   int64_t start_wait_ms = 60000;
+  /// Each trial is a sequence, as `ab --until-decided --max-pairs N` runs it (until_decided.h):
+  /// pairs until the verdict is settled, at most `max_pairs`, so that the rates are that gate's.
+  bool until_decided = false;
+  int max_pairs = 5;
 
   /// Throws InputError with one sentence for the first invalid value: a command without {out},
-  /// fewer than 2 pairs or more than 200, a slowdown outside (0, 200], the gate's settings.
+  /// fewer than 2 pairs or more than 200, a slowdown outside (0, 200], the gate's settings, a
+  /// `max_pairs` outside [2, 100] with `until_decided`.
   void validate() const;
 };
 
@@ -76,6 +81,13 @@ struct Calibration {
   MeasuredRate detections;          ///< Planted pairs found a regression.
   int64_t same_not_settled = 0;     ///< Same-job pairs left not settled.
   int64_t planted_not_settled = 0;  ///< Planted pairs left not settled.
+  /// Trials were sequences of pairs until decided (CalibrateOptions::until_decided), at most
+  /// `max_pairs`; then the pairs they ran, summed over the same-job and the planted trials (each
+  /// trial counts as one in the rates above).
+  bool until_decided = false;
+  int max_pairs = 1;
+  int64_t same_pairs_run = 0;
+  int64_t planted_pairs_run = 0;
   /// The smallest slowdown the gate finds with 80% power on this job here, as a fraction: the
   /// median over the same-job pairs of their least sensitive phase's detectable effect (the
   /// phase test's `mde` at the gate's power), never below the threshold.
