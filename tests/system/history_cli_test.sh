@@ -104,7 +104,9 @@ expect 2 "nope.jsonl: cannot open run file" history add --db "$db" --commit c15 
 expect 2 "--label must be KEY=VALUE" history add --db "$db" --commit c15 --label job "$tmp/c01.jsonl"
 expect 2 "is acknowledged already" history ack --db "$db" "$id"
 expect 2 "no change point job=small: phase 1 jit_compiles@c02" history ack --db "$db" "job=small: phase 1 jit_compiles@c02"
-expect 2 "commit c03 has no change point to acknowledge" history ack --db "$db" --commit c03
+# The first commit starts no level, so no change point can be there, whatever the step times did
+# (c03 could, under load: Otava found a step-time change point there twice under CTest -j2).
+expect 2 "commit c01 has no change point to acknowledge" history ack --db "$db" --commit c01
 expect 2 "needs a change point.s ID or --commit" history ack --db "$db"
 expect 2 "no run of commit c99 is recorded" history check --db "$db" --since c99
 expect 2 "nothing-here: .*no Apache Otava|cannot run nothing-here" \
