@@ -116,6 +116,15 @@ TEST_CASE("calibrate --until-decided: each trial is ab --until-decided's sequenc
   CHECK((ab.exit_code == 0 || ab.exit_code == 1));
   CHECK(ab.output.find("was calibrated with --until-decided and this gate runs without it") !=
         std::string::npos);
+  // Until decided with fewer pairs: each look's level is another, and it says so.
+  const test::CliOutcome fewer = test::run_cli(
+      "ab --a-cmd " + quoted(job()) + " --b-cmd " + quoted(job()) + " --out-dir " +
+      dir.file("ab2") + " --until-decided --max-pairs 2 --start-wait 5 --quiet --calibration " +
+      out + "/calibration.json");
+  INFO(fewer.output);
+  CHECK((fewer.exit_code == 0 || fewer.exit_code == 1));
+  CHECK(fewer.output.find("was calibrated with --max-pairs 3 and this gate runs 2") !=
+        std::string::npos);
 }
 
 TEST_CASE("calibrate: bad input is one line and 2; a failing side 4, as in ab") {

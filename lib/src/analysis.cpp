@@ -62,7 +62,7 @@ void AnalysisOptions::validate() const {
   require_at_least("AnalysisOptions::switch_window_before", switch_window_before, 0);
   require_at_least("AnalysisOptions::switch_window_after", switch_window_after, 0);
   require_at_least("AnalysisOptions::loss_window", loss_window, 1);
-  require_at_least("AnalysisOptions::chart_points", static_cast<int64_t>(chart_points), 1);
+  if (chart_points == 0) throw InputError("AnalysisOptions::chart_points must be >= 1, got 0");
 }
 
 RunAnalysis analyze_run(const ColumnarRun& run, const AnalysisOptions& o) {

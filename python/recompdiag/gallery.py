@@ -76,7 +76,6 @@ def run_cause(cli, out_dir, fault, backend, steps):
     run = run_report(cli, out)
     guards = [g for frame in run["compile"]["frames"] for g in frame["guards"]]
     named = {g["cause"] for g in guards if g.get("cause")}
-    named |= {c["cause"] for c in run["compile"]["other_compiles"] if c.get("cause")}
     expected = FAULTS[fault][1]
     first = next((g for g in guards if g.get("cause") == expected), None)
     known = _core.recompile_cause(first["newest"]) if first else None

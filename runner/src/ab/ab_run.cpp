@@ -119,6 +119,10 @@ int run_ab(const AbRunOptions& options, std::ostream& out, std::ostream& err) {
           << (calibration->until_decided ? "with" : "without")
           << " --until-decided and this gate runs " << (options.until_decided ? "with" : "without")
           << " it: its rates are another gate's\n";
+    } else if (options.until_decided && calibration->max_pairs != options.max_pairs) {
+      err << "recompdiag: warning: " << options.calibration << " was calibrated with --max-pairs "
+          << calibration->max_pairs << " and this gate runs " << options.max_pairs
+          << ": each look's level differs, its rates are another gate's\n";
     }
     if (calibration->compile_spread && !gate.compare.compile_spread) {
       gate.compare.compile_spread = calibration->compile_spread;

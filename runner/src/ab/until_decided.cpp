@@ -27,6 +27,7 @@ SequentialPairs run_until_decided(AbCommandsOptions pair, const CompareOptions& 
     look.alpha = stats::sequential_look_alpha(compare.alpha, out.looks, max_pairs);
     out.level = look.alpha;
     out.comparison = compare_run_paths(so_far.a_paths, so_far.b_paths, look);
+    if (out.looks == 1) out.first = out.comparison;
     return out.comparison.verdict == Verdict::kInconclusive;  // not settled: one more pair
   });
   return out;

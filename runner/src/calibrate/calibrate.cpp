@@ -107,6 +107,7 @@ struct Trial {
   int exit_code = 0;  ///< As run_ab_commands()'s: a side failed.
   int pairs = 0;      ///< Pairs run.
   Comparison comparison;
+  Comparison first_pair;  ///< Until decided: the first pair alone (what sizes the gate).
 };
 
 Trial run_trial(const CalibrateOptions& o, bool planted, int k) {
@@ -118,6 +119,7 @@ Trial run_trial(const CalibrateOptions& o, bool planted, int k) {
     t.exit_code = s.runs.exit_code;
     t.pairs = s.looks;
     t.comparison = std::move(s.comparison);
+    t.first_pair = std::move(s.first);
     return t;
   }
   const AbExperimentResult runs = run_ab_commands(pair);
@@ -274,7 +276,8 @@ CalibrationRun run_calibration(const CalibrateOptions& o, std::ostream& progress
       } else {
         if (is_time_verdict(c.verdict)) ++false_verdicts;
         if (c.verdict == Verdict::kInconclusive) ++cal.same_not_settled;
-        add_noise(noise, c);
+        // One pair's noise sizes the gate, whichever look decided the trial.
+        add_noise(noise, o.until_decided ? trial.first_pair : c);
       }
       progress << (o.until_decided ? "trial " : "pair ") << k << "/" << o.pairs
                << (planted ? ", planted " : ", same job: ")

@@ -44,7 +44,7 @@ void print_calibration(const Calibration& c, const std::string& json, std::ostre
   }
   out << "  80% power from a slowdown of " << pct(c.detectable) << " (threshold "
       << pct(c.threshold) << ", alpha " << c.alpha << "), with phases of " << c.phase_steps
-      << " steps\n";
+      << " steps" << (c.until_decided ? " (one pair at the full alpha)" : "") << "\n";
   if (c.steps_needed == 0) {
     out << "  a " << c.slowdown_pct
         << "% slowdown is at or below the threshold: no phase length finds it\n";

@@ -30,10 +30,10 @@ struct SyntheticRunOptions {
   bool finished = true;  ///< Write the summary line.
   uint64_t seed = 1;
 
-  /// Throws InputError naming the field for the first value out of range: no phases, a negative step count or step time, a scale of 0 or less, a negative
-  /// noise, warm-up or compile count, fewer than one head or step per epoch. A phase of no steps
-  /// and steps of 0 ms are allowed: the bad runs the tests feed `compare`. write_synthetic_run()
-  /// calls it.
+  /// Throws InputError naming the field for the first value out of range: no phases, a negative
+  /// step count or step time, a scale or warm-up factor of 0 or less, a negative noise, warm-up or
+  /// compile count, fewer than one head or step per epoch. A phase of no steps and steps of 0 ms
+  /// are allowed: the bad runs the tests feed `compare`. write_synthetic_run() calls it.
   void validate() const;
 };
 

@@ -90,7 +90,8 @@ struct Calibration {
   int64_t planted_pairs_run = 0;
   /// The smallest slowdown the gate finds with 80% power on this job here, as a fraction: the
   /// median over the same-job pairs of their least sensitive phase's detectable effect (the
-  /// phase test's `mde` at the gate's power), never below the threshold.
+  /// phase test's `mde` at the gate's power), never below the threshold. Until decided, of each
+  /// trial's first pair alone at the full alpha: one pair's sensitivity, not the sequence's.
   double detectable = 0.0;
   /// The median steps a phase had, and the steps it would need for the planted slowdown to be
   /// found with 80% power (a detectable effect shrinks as one over the root of the steps; never

@@ -34,7 +34,8 @@ struct HistoryCheckOptions {
   /// the rest is an outlier (a machine that jumped for one run), not a change. The newest runs
   /// of a new level wait for a second before they are a change point.
   size_t min_level_runs = 2;
-  /// Throws InputError for a bad value (Otava's p-value outside (0, 1), a window below 3).
+  /// Throws InputError for a bad value: what OtavaOptions::validate() refuses (no interpreter,
+  /// Otava's p-value outside (0, 1), a window below 3, a negative magnitude), a level of no runs.
   void validate() const;
 };
 

@@ -29,8 +29,9 @@ struct OtavaOptions {
   /// Otava's `min_magnitude`: a change point smaller than this relative change is merged away.
   double min_magnitude = 0.0;
 
-  /// Throws InputError naming the flag for an empty interpreter, a `max_pvalue` outside (0, 1),
-  /// a window of fewer than 3 points or a negative `min_magnitude`. otava_change_points() and
+  /// Throws InputError naming the flag (`min_magnitude`, which has none: the field) for an empty
+  /// interpreter, a `max_pvalue` outside (0, 1), a window of fewer than 3 points or a negative
+  /// `min_magnitude`. otava_change_points() and
   /// HistoryCheckOptions::validate() call it.
   void validate() const;
 };

@@ -20,6 +20,7 @@ struct SequentialPairs {
   int looks = 0;            ///< The pairs compared at the last look (0: the first pair failed).
   double level = 0.0;       ///< The last look's significance level.
   Comparison comparison;    ///< The last look's comparison (meaningful when looks > 0).
+  Comparison first;         ///< The first look's: the first pair alone.
   /// The last look's verdict was settled (not inconclusive) before `max_pairs` ran out.
   bool settled() const { return looks > 0 && comparison.verdict != Verdict::kInconclusive; }
 };
