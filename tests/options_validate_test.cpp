@@ -79,6 +79,13 @@ TEST_CASE("the statistics' options: the flags' words, and CompareOptions checks 
   c.bootstrap.resamples = -3;
   CHECK(refusal([&] { c.validate(); }) == "--resamples must be >= 1, got -3");
   c = {};
+  c.run_noise = 1.0;
+  CHECK(refusal([&] { c.validate(); }) == "--run-noise must be a percentage in [0, 100), got 100");
+  c = {};
+  c.compile_spread = 0.0;
+  CHECK(refusal([&] { c.validate(); }) ==
+        "--compile-spread must be a percentage in (0, 500), got 0");
+  c = {};
   c.analysis.slow_factor = 0.9;
   CHECK(refusal([&] { c.validate(); }) == "AnalysisOptions::slow_factor must be >= 1, got 0.9");
 }

@@ -10,14 +10,8 @@ namespace recompdiag {
 
 void CompareOptions::validate() const {
   ratio_test().validate();
-  if (run_noise && !(*run_noise >= 0.0 && *run_noise < 1.0)) {
-    throw InputError("--run-noise must be a percentage in [0, 100), got " +
-                     detail::format_number("%g", *run_noise * 100.0));
-  }
-  if (compile_spread && !(*compile_spread > 0.0 && *compile_spread < 5.0)) {
-    throw InputError("--compile-spread must be a percentage in (0, 500), got " +
-                     detail::format_number("%g", *compile_spread * 100.0));
-  }
+  if (run_noise) require_percentage("--run-noise", *run_noise, 0.0, 1.0, false, true);
+  if (compile_spread) require_percentage("--compile-spread", *compile_spread, 0.0, 5.0, true, true);
   bootstrap.validate();
   analysis.validate();
   for (const std::string& name : fail_on) {

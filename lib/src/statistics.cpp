@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <stdexcept>
 
@@ -12,28 +11,16 @@
 
 namespace recompdiag::stats {
 
-namespace {
-
-// "--confidence must be a percentage in (0, 100), got 120" unless `fraction` is in its range.
-void require_percentage(const char* flag, double fraction, const char* range, bool zero_ok) {
-  if ((zero_ok ? fraction >= 0.0 : fraction > 0.0) && fraction < 1.0) return;
-  char got[32];
-  std::snprintf(got, sizeof got, "%g", fraction * 100.0);
-  throw InputError(std::string(flag) + " must be a percentage in " + range + ", got " + got);
-}
-
-}  // namespace
-
 void BootstrapOptions::validate() const {
-  require_percentage("--confidence", confidence, "(0, 100)", false);
+  require_percentage("--confidence", confidence, 0.0, 1.0, true, true);
   require_at_least("--resamples", resamples, 1);
 }
 
 void RatioTestOptions::validate() const {
-  require_percentage("--threshold", threshold, "[0, 100)", true);
+  require_percentage("--threshold", threshold, 0.0, 1.0, false, true);
   require_in_range("--alpha", alpha, 0.0, 1.0, true, true);
   require_in_range("--power", power, 0.0, 1.0, true, true);
-  require_percentage("--confidence", confidence, "(0, 100)", false);
+  require_percentage("--confidence", confidence, 0.0, 1.0, true, true);
 }
 
 namespace {

@@ -50,13 +50,11 @@ std::string pairs_line(const std::vector<PairTurns>& pairs) {
   return line;
 }
 
-}  // namespace
-
-int report_ab(const AbExperimentResult& runs, const Gate& gate, const std::string& out_dir,
-              bool quiet, std::ostream& out, std::ostream& err,
-              const std::optional<Calibration>& calibration, const std::string& calibration_path) {
-  if (runs.exit_code != 0) return side_failed_exit_code(runs.exit_code);
-  const Comparison c = compare_run_paths(runs.a_paths, runs.b_paths, gate.compare);
+// report_ab() of a comparison already made of `runs` with `gate.compare`.
+int report_compared(const AbExperimentResult& runs, const Comparison& c, const Gate& gate,
+                    const std::string& out_dir, bool quiet, std::ostream& out, std::ostream& err,
+                    const std::optional<Calibration>& calibration,
+                    const std::string& calibration_path) {
   out << reports::write_reports(c, out_dir);
   if (!runs.pairs.empty()) write_pairs(runs.pairs, out_dir);
   if (calibration) {
@@ -68,6 +66,16 @@ int report_ab(const AbExperimentResult& runs, const Gate& gate, const std::strin
   if (!quiet) out << "\nreports: " << out_dir << "/report.{md,html,json}\n";
   out.flush();
   return gate.exit_code(c, err);
+}
+
+}  // namespace
+
+int report_ab(const AbExperimentResult& runs, const Gate& gate, const std::string& out_dir,
+              bool quiet, std::ostream& out, std::ostream& err,
+              const std::optional<Calibration>& calibration, const std::string& calibration_path) {
+  if (runs.exit_code != 0) return side_failed_exit_code(runs.exit_code);
+  return report_compared(runs, compare_run_paths(runs.a_paths, runs.b_paths, gate.compare), gate,
+                         out_dir, quiet, out, err, calibration, calibration_path);
 }
 
 int guarded_ab(const std::function<int()>& run, std::ostream& err) {
@@ -92,10 +100,11 @@ int until_decided(const AbRunOptions& options, const Gate& gate,
     return report_ab(s.runs, gate, options.pair.out_dir, options.quiet, out, err, calibration,
                      options.calibration);
   }
+  // The last look's comparison is the report's: made at the last look's level.
   Gate last = gate;
   last.compare.alpha = s.level;
-  const int code = report_ab(s.runs, last, options.pair.out_dir, options.quiet, out, err,
-                             calibration, options.calibration);
+  const int code = report_compared(s.runs, s.comparison, last, options.pair.out_dir, options.quiet,
+                                   out, err, calibration, options.calibration);
   char level[64];
   std::snprintf(level, sizeof level, "%.3g of alpha %g", s.level, gate.compare.alpha);
   out << "\nuntil decided: " << (s.settled() ? "settled after " : "not settled after ") << s.looks

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 
 #include "recompdiag/core/error.h"
 #include "recompdiag/reports/history_report.h"

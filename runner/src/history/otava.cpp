@@ -99,11 +99,7 @@ nlohmann::json run_otava(const nlohmann::json& job, const OtavaOptions& o) {
 
 void OtavaOptions::validate() const {
   if (python.empty()) throw InputError("--python must name an interpreter");
-  if (!(max_pvalue > 0.0 && max_pvalue < 1.0)) {
-    std::ostringstream got;
-    got << max_pvalue;
-    throw InputError("--max-pvalue must be in (0, 1), got " + got.str());
-  }
+  require_in_range("--max-pvalue", max_pvalue, 0.0, 1.0, true, true);
   if (window_len < 3) {
     throw InputError("--window must be at least 3 runs, got " + std::to_string(window_len));
   }

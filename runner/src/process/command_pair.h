@@ -66,13 +66,11 @@ struct CommandOutcome {
 
 /// Starts both commands with their turn channels, waits for both to have started (start_wait_ms:
 /// so that neither side's first steps run beside the other's start-up), gives `first` the first
-/// turn, relays every
-/// passed turn to the other side while both take turns (a side whose channel closes, or which
-/// ends, lets the other run on alone: its channel reads end of file), and waits for both. Each
-/// command's process group is registered with `forward` while it runs. Throws InputError when
-/// `options.validate()` does, IoError when a
-/// pipe or a process cannot be created (a side already started is killed and waited for first).
-/// Not thread-safe (forks).
+/// turn, relays every passed turn to the other side while both take turns (a side whose channel
+/// closes, or which ends, lets the other run on alone: its channel reads end of file), and waits
+/// for both. Each command's process group is registered with `forward` while it runs. Throws
+/// InputError when `options.validate()` does, IoError when a pipe or a process cannot be created
+/// (a side already started is killed and waited for first). Not thread-safe (forks).
 std::array<CommandOutcome, 2> run_command_pair(const CommandPairOptions& options,
                                                ForwardSignals& forward, PairStart* start = nullptr);
 

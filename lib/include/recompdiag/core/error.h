@@ -2,9 +2,7 @@
 /// \file
 /// Error types shared by every recompdiag target.
 
-#include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -44,21 +42,12 @@ inline void require_at_least(const std::string& name, int64_t value, int64_t low
 /// Throws InputError("NAME must be in (LOW, HIGH], got VALUE"), the brackets as asked (an
 /// infinite HIGH words it "NAME must be > LOW"), when `value` is outside the range or not a
 /// number: the range check of the options structs' validate().
-inline void require_in_range(const std::string& name, double value, double low, double high,
-                             bool low_open, bool high_open) {
-  const bool above = low_open ? value > low : value >= low;
-  const bool below = high_open ? value < high : value <= high;
-  if (above && below) return;  // NaN fails both
-  auto number = [](double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", v);
-    return std::string(buf);
-  };
-  const std::string range = std::isinf(high)
-                                ? std::string(low_open ? "> " : ">= ") + number(low)
-                                : std::string("in ") + (low_open ? "(" : "[") + number(low) + ", " +
-                                      number(high) + (high_open ? ")" : "]");
-  throw InputError(name + " must be " + range + ", got " + number(value));
-}
+void require_in_range(const std::string& name, double value, double low, double high, bool low_open,
+                      bool high_open);
+
+/// The same of a fraction that its flag takes as a percentage: "--threshold must be a percentage
+/// in [0, 100), got 120" for a `value` of 1.2 against [0, 1).
+void require_percentage(const std::string& name, double value, double low, double high,
+                        bool low_open, bool high_open);
 
 }  // namespace recompdiag
