@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string>
+#include <tuple>
 #include <utility>
 
 #include "recompdiag/core/analysis.h"
@@ -210,6 +212,69 @@ void add_recompile(const EventRecord& e, const std::vector<PhaseAnalysis>& phase
   g->cause = cause;
 }
 
+// The frame `e` recompiled, by (file, line, function): its index in `frames`, added on first sight.
+size_t frame_of(const EventRecord& e,
+                std::map<std::tuple<std::string, int64_t, std::string>, size_t>& index,
+                std::vector<FrameFinding>& frames) {
+  auto key = std::make_tuple(string_field(e.detail, "file"), integer_field(e.detail, "line"),
+                             string_field(e.detail, "function"));
+  auto [it, added] = index.try_emplace(key, frames.size());
+  if (added) {
+    FrameFinding& f = frames.emplace_back();
+    f.file = std::get<0>(key);
+    f.line = std::get<1>(key);
+    f.function = std::get<2>(key);
+  }
+  return it->second;
+}
+
+// Counts graph break `e` under its reason (first seen: its step and first hint), with its sites.
+void add_graph_break(const EventRecord& e, std::map<std::string, size_t>& index,
+                     std::vector<GraphBreakFinding>& breaks) {
+  const std::string reason = string_field(e.detail, "reason");
+  auto [it, added] = index.try_emplace(reason, breaks.size());
+  if (added) {
+    GraphBreakFinding& g = breaks.emplace_back();
+    g.reason = reason;
+    g.first_step = e.step;
+    const auto hints = e.detail.find("hints");
+    if (hints != e.detail.end() && hints->is_array() && !hints->empty() &&
+        hints->front().is_string()) {
+      g.hint = hints->front().get<std::string>();
+    }
+  }
+  GraphBreakFinding& g = breaks[it->second];
+  g.count += std::max<int64_t>(1, integer_field(e.detail, "count"));
+  const auto sites = e.detail.find("sites");
+  if (sites == e.detail.end() || !sites->is_array()) return;
+  for (const auto& s : *sites) {
+    if (!s.is_string()) continue;
+    const std::string site = s.get<std::string>();
+    if (std::find(g.sites.begin(), g.sites.end(), site) == g.sites.end()) g.sites.push_back(site);
+  }
+}
+
+// The costliest first: frames by compile time, then recompiles; their guards, the graph breaks
+// and the other compilers by count (stable: ties keep the order they were first seen in).
+void order_findings(CompileFindings& out) {
+  for (FrameFinding& f : out.frames) {
+    std::stable_sort(
+        f.guards.begin(), f.guards.end(),
+        [](const GuardFinding& x, const GuardFinding& y) { return x.recompiles > y.recompiles; });
+  }
+  std::stable_sort(out.frames.begin(), out.frames.end(),
+                   [](const FrameFinding& x, const FrameFinding& y) {
+                     if (x.compile_s != y.compile_s) return x.compile_s > y.compile_s;
+                     return x.recompiles > y.recompiles;
+                   });
+  std::stable_sort(
+      out.graph_breaks.begin(), out.graph_breaks.end(),
+      [](const GraphBreakFinding& x, const GraphBreakFinding& y) { return x.count > y.count; });
+  std::stable_sort(
+      out.other_compiles.begin(), out.other_compiles.end(),
+      [](const OtherCompileFinding& x, const OtherCompileFinding& y) { return x.count > y.count; });
+}
+
 }  // namespace
 
 const char* to_string(CacheOutcome outcome) {
@@ -250,18 +315,9 @@ CompileFindings find_compile_findings(const ColumnarRun& run,
   std::optional<EagerFallback> limit_note;
   for (const EventRecord& e : run.events) {
     if (e.kind == EventKind::kCompile && is_dynamo(e)) {
-      const auto key =
-          std::make_tuple(string_field(e.detail, "file"), integer_field(e.detail, "line"),
-                          string_field(e.detail, "function"));
-      auto [it, added] = frame_index.try_emplace(key, out.frames.size());
-      if (added) {
-        out.frames.emplace_back();
-        out.frames.back().file = std::get<0>(key);
-        out.frames.back().line = std::get<1>(key);
-        out.frames.back().function = std::get<2>(key);
-      }
-      add_recompile(e, phases, out.frames[it->second]);
-      frames_at_step[e.step].push_back(it->second);
+      const size_t frame = frame_of(e, frame_index, out.frames);
+      add_recompile(e, phases, out.frames[frame]);
+      frames_at_step[e.step].push_back(frame);
     } else if (e.kind == EventKind::kCompile) {
       const auto key = std::make_pair(string_field(e.detail, "compiler"), e.reason);
       auto [it, added] = other_index.try_emplace(key, out.other_compiles.size());
@@ -270,31 +326,7 @@ CompileFindings find_compile_findings(const ColumnarRun& run,
       ++o.count;
       o.last_step = e.step;
     } else if (e.kind == EventKind::kGraphBreak) {
-      const std::string reason = string_field(e.detail, "reason");
-      auto [it, added] = break_index.try_emplace(reason, out.graph_breaks.size());
-      if (added) {
-        out.graph_breaks.emplace_back();
-        GraphBreakFinding& g = out.graph_breaks.back();
-        g.reason = reason;
-        g.first_step = e.step;
-        const auto hints = e.detail.find("hints");
-        if (hints != e.detail.end() && hints->is_array() && !hints->empty() &&
-            hints->front().is_string()) {
-          g.hint = hints->front().get<std::string>();
-        }
-      }
-      GraphBreakFinding& g = out.graph_breaks[it->second];
-      g.count += std::max<int64_t>(1, integer_field(e.detail, "count"));
-      const auto sites = e.detail.find("sites");
-      if (sites != e.detail.end() && sites->is_array()) {
-        for (const auto& s : *sites) {
-          if (!s.is_string()) continue;
-          const std::string site = s.get<std::string>();
-          if (std::find(g.sites.begin(), g.sites.end(), site) == g.sites.end()) {
-            g.sites.push_back(site);
-          }
-        }
-      }
+      add_graph_break(e, break_index, out.graph_breaks);
     } else if (is_limit_note(e) && !limit_note) {
       limit_note.emplace();
       limit_note->first_step = e.step;
@@ -318,21 +350,8 @@ CompileFindings find_compile_findings(const ColumnarRun& run,
         out.eager->line == f.line) {
       f.limit_reached = true;
     }
-    std::stable_sort(
-        f.guards.begin(), f.guards.end(),
-        [](const GuardFinding& x, const GuardFinding& y) { return x.recompiles > y.recompiles; });
   }
-  std::stable_sort(out.frames.begin(), out.frames.end(),
-                   [](const FrameFinding& x, const FrameFinding& y) {
-                     if (x.compile_s != y.compile_s) return x.compile_s > y.compile_s;
-                     return x.recompiles > y.recompiles;
-                   });
-  std::stable_sort(
-      out.graph_breaks.begin(), out.graph_breaks.end(),
-      [](const GraphBreakFinding& x, const GraphBreakFinding& y) { return x.count > y.count; });
-  std::stable_sort(
-      out.other_compiles.begin(), out.other_compiles.end(),
-      [](const OtherCompileFinding& x, const OtherCompileFinding& y) { return x.count > y.count; });
+  order_findings(out);
   return out;
 }
 

@@ -188,6 +188,7 @@ RunCost run_cost(const ColumnarRun& run, const PhaseAnalysis& pa, const PhaseMas
 struct SideCost {
   RunCost mean;
   double var_mean_ms2 = 0.0;
+  double event_steps = 0.0;  // its runs' steps carrying the costed events, mean
 };
 
 SideCost side_cost(const std::vector<RunCost>& runs) {
@@ -200,6 +201,7 @@ SideCost side_cost(const std::vector<RunCost>& runs) {
     s.mean.measured_ms += r.measured_ms / n;
     s.mean.phase_ms += r.phase_ms / n;
     s.var_mean_ms2 += r.var_ms2 / (n * n);
+    s.event_steps += static_cast<double>(r.event_steps) / n;
     costs.push_back(r.cost_ms);
   }
   if (runs.size() >= 2) {
@@ -267,99 +269,171 @@ std::optional<PairedCost> paired_cost(const SideRuns& a, const SideRuns& b, cons
   return out;
 }
 
+// The costed counts (bits of costed_list()) that differ between the sides in `phase`.
+uint8_t differing_counts(int phase, const std::vector<CountChange>& changes) {
+  uint8_t differing = 0;
+  for (const CountChange& cc : changes) {
+    if (cc.phase != phase) continue;
+    differing |= bit_of(cc.count.c_str());
+  }
+  return differing;
+}
+
+// The costed counts most of a run's steady steps carry: a per-step cost, the steady test's.
+uint8_t per_step_counts(const PhaseMasks& m) {
+  const auto steady = static_cast<double>(m.index.size()) - static_cast<double>(m.steady_begin);
+  uint8_t out = 0;
+  for (size_t c = 0; steady > 0 && c < costed_list().size(); ++c) {
+    int64_t carrying = 0;
+    for (size_t k = static_cast<size_t>(m.steady_begin); k < m.mask.size(); ++k) {
+      carrying += (m.mask[k] >> c) & 1u;
+    }
+    if (static_cast<double>(carrying) > kPerStepFraction * steady) {
+      out |= static_cast<uint8_t>(1u << c);
+    }
+  }
+  return out;
+}
+
+// Whether B has more, and fewer, of some costed count.
+struct Directions {
+  bool more = false;
+  bool fewer = false;
+};
+
+// Names `phase`'s differing counts in `out`: costed (with the causes among them) or per-step.
+Directions name_counts(int phase, const std::vector<CountChange>& changes, uint8_t differing,
+                       uint8_t costed, CountedCost& out) {
+  Directions d;
+  for (const CountChange& cc : changes) {
+    const uint8_t bit = cc.phase == phase ? bit_of(cc.count.c_str()) : 0;
+    if ((differing & bit) == 0) continue;
+    if ((costed & bit) == 0) {
+      out.per_step_counts.push_back(cc.count);
+      continue;
+    }
+    out.counts.push_back(cc.count);
+    d.more |= cc.b_min > cc.a_max;
+    d.fewer |= cc.b_max < cc.a_min;
+    // An umbrella's change that a costed part's change accounts for whole (cache misses that
+    // are all plan builds) is named once, as the part's.
+    if (!accounted_by_a_part(cc, changes, costed, phase)) out.cause_counts.push_back(cc.count);
+  }
+  return d;
+}
+
+// The phase positions that carry a costed event in any run of either side. A step between two
+// that carry events belongs to them (a compile's profiling runs and plan builds land on every
+// other step; the one between pays too), as slow stretches join steps.
+std::vector<char> event_positions(const std::vector<PhaseMasks> (&masks)[2], uint8_t costed) {
+  std::vector<char> at;
+  for (const std::vector<PhaseMasks>& side : masks) {
+    for (const PhaseMasks& m : side) {
+      at.resize(std::max(at.size(), m.mask.size()), 0);
+      for (size_t k = 0; k < m.mask.size(); ++k) at[k] |= (m.mask[k] & costed) != 0;
+    }
+  }
+  for (size_t k = 1; k + 1 < at.size(); ++k) at[k] |= at[k - 1] && at[k + 1];
+  return at;
+}
+
+const PhaseAnalysis& phase_of(const SideRuns& side, size_t run) {
+  return side.analyses[run].phases[side.phase_index[run]];
+}
+
+// The difference's interval and two-sided p, from its standard error and degrees of freedom.
+void set_test(CountedCost& out, double se_s, double df, double confidence) {
+  out.confidence = confidence;
+  const double q = stats::student_t_quantile(0.5 + confidence / 2.0, df);
+  out.low_s = out.difference_s - q * se_s;
+  out.high_s = out.difference_s + q * se_s;
+  out.p =
+      se_s > 0.0
+          ? std::min(1.0, 2.0 * stats::student_t_upper_tail(std::abs(out.difference_s) / se_s, df))
+          : (out.difference_s != 0.0 ? 0.0 : 1.0);
+  out.steps_s = out.difference_s;
+  out.steps_low_s = out.low_s;
+  out.steps_high_s = out.high_s;
+}
+
+// What the compilers' own clocks measured is measured, not estimated: B's more compiles cost it
+// at least their measured time over A's (its steps ran the compiles and their own work too),
+// however noisy the steps around them; B's fewer compiles saved it at least as much.
+void bound_by_measured(CountedCost& out, double measured_s, Directions d) {
+  out.measured_s = measured_s;
+  if (measured_s > 0.0 && d.more && !d.fewer) {
+    out.measured_bounds = true;
+    out.difference_s = std::max(out.difference_s, measured_s);
+    out.low_s = std::max(out.low_s, measured_s);
+    out.high_s = std::max(out.high_s, out.difference_s);
+  } else if (measured_s < 0.0 && d.fewer && !d.more) {
+    out.measured_bounds = true;
+    out.difference_s = std::min(out.difference_s, measured_s);
+    out.high_s = std::min(out.high_s, measured_s);
+    out.low_s = std::min(out.low_s, out.difference_s);
+  }
+}
+
+// The verdict: a significant share beyond the threshold, or a measured bound beyond it alone.
+void decide(CountedCost& out, const CompareOptions& o, Directions d) {
+  out.share = out.phase_s_a > 0.0 ? out.difference_s / out.phase_s_a : 0.0;
+  // Events B has only fewer of cannot cost B time, nor can events it has only more of save it
+  // any: a difference against the counts is something else at the same steps (the GPU check's
+  // first steps, 1.1 s in one run and 0.55 s in the other, carried 2 fewer cache misses).
+  out.against_counts = (out.difference_s > 0.0 && d.fewer && !d.more) ||
+                       (out.difference_s < 0.0 && d.more && !d.fewer);
+  const bool significant = out.p < o.alpha && !out.against_counts;
+  const double bound_share =
+      out.measured_bounds && out.phase_s_a > 0.0 ? out.measured_s / out.phase_s_a : 0.0;
+  if ((significant && out.share > o.threshold) || bound_share > o.threshold) {
+    out.verdict = Verdict::kRegression;
+  }
+  if ((significant && out.share < -o.threshold) || bound_share < -o.threshold) {
+    out.verdict = Verdict::kImprovement;
+  }
+}
+
 }  // namespace
 
 std::optional<CountedCost> counted_cost(int phase, const SideRuns& a, const SideRuns& b,
                                         const std::vector<CountChange>& changes,
                                         const CompareOptions& o) {
-  // The costed counts that differ in this phase.
-  uint8_t differing = 0;
-  bool more_events = false;   // B has more of some costed count
-  bool fewer_events = false;  // B has fewer of some costed count
-  for (const CountChange& cc : changes) {
-    if (cc.phase != phase) continue;
-    for (size_t c = 0; c < costed_list().size(); ++c) {
-      if (cc.count == costed_list()[c].name) differing |= static_cast<uint8_t>(1u << c);
-    }
-  }
+  const uint8_t differing = differing_counts(phase, changes);
   if (!differing) return std::nullopt;
-
-  std::vector<PhaseMasks> masks[2];
   const SideRuns* sides[2] = {&a, &b};
+  std::vector<PhaseMasks> masks[2];
   uint8_t per_step = 0;
   for (int s = 0; s < 2; ++s) {
-    const SideRuns& side = *sides[s];
-    for (size_t i = 0; i < side.files.size(); ++i) {
-      const PhaseAnalysis& pa = side.analyses[i].phases[side.phase_index[i]];
-      masks[s].push_back(phase_masks(*side.files[i], pa));
-      const PhaseMasks& m = masks[s].back();
-      const auto steady = static_cast<double>(m.index.size()) - static_cast<double>(m.steady_begin);
-      for (size_t c = 0; c < costed_list().size(); ++c) {
-        int64_t carrying = 0;
-        for (size_t k = static_cast<size_t>(m.steady_begin); k < m.mask.size(); ++k) {
-          carrying += (m.mask[k] >> c) & 1u;
-        }
-        if (steady > 0 && static_cast<double>(carrying) > kPerStepFraction * steady) {
-          per_step |= static_cast<uint8_t>(1u << c);
-        }
-      }
+    for (size_t i = 0; i < sides[s]->files.size(); ++i) {
+      masks[s].push_back(phase_masks(*sides[s]->files[i], phase_of(*sides[s], i)));
+      per_step |= per_step_counts(masks[s].back());
     }
   }
-  const uint8_t costed = differing & static_cast<uint8_t>(~per_step);
-
+  const auto costed = static_cast<uint8_t>(differing & ~per_step);
   CountedCost out;
   out.phase = phase;
-  for (const CountChange& cc : changes) {
-    if (cc.phase != phase) continue;
-    for (size_t c = 0; c < costed_list().size(); ++c) {
-      if (cc.count != costed_list()[c].name || !((differing >> c) & 1u)) continue;
-      if (!((costed >> c) & 1u)) {
-        out.per_step_counts.push_back(cc.count);
-        continue;
-      }
-      out.counts.push_back(cc.count);
-      more_events |= cc.b_min > cc.a_max;
-      fewer_events |= cc.b_max < cc.a_min;
-      // An umbrella's change that a costed part's change accounts for whole (cache misses that
-      // are all plan builds) is named once, as the part's.
-      if (!accounted_by_a_part(cc, changes, costed, phase)) out.cause_counts.push_back(cc.count);
-    }
-  }
+  const Directions directions = name_counts(phase, changes, differing, costed, out);
   if (!costed) return out.per_step_counts.empty() ? std::nullopt : std::optional(out);
 
-  // The phase positions that carry a costed event in any run of either side.
-  std::vector<char> at;
+  const std::vector<char> at = event_positions(masks, costed);
+  SideCost cost[2];
   for (int s = 0; s < 2; ++s) {
-    for (const PhaseMasks& m : masks[s]) {
-      at.resize(std::max(at.size(), m.mask.size()), 0);
-      for (size_t k = 0; k < m.mask.size(); ++k) at[k] |= (m.mask[k] & costed) != 0;
+    std::vector<RunCost> runs;
+    for (size_t i = 0; i < sides[s]->files.size(); ++i) {
+      runs.push_back(
+          run_cost(*sides[s]->files[i], phase_of(*sides[s], i), masks[s][i], at, costed));
     }
+    cost[s] = side_cost(runs);
   }
-  // A step between two that carry events belongs to them (a compile's profiling runs and plan
-  // builds land on every other step; the one between pays too), as slow stretches join steps.
-  for (size_t k = 1; k + 1 < at.size(); ++k) at[k] |= at[k - 1] && at[k + 1];
-  std::vector<RunCost> runs[2];
-  double event_steps[2] = {0.0, 0.0};
-  for (int s = 0; s < 2; ++s) {
-    const SideRuns& side = *sides[s];
-    for (size_t i = 0; i < side.files.size(); ++i) {
-      const PhaseAnalysis& pa = side.analyses[i].phases[side.phase_index[i]];
-      runs[s].push_back(run_cost(*side.files[i], pa, masks[s][i], at, costed));
-      event_steps[s] +=
-          static_cast<double>(runs[s].back().event_steps) / static_cast<double>(side.files.size());
-    }
-  }
-  const SideCost ca = side_cost(runs[0]);
-  const SideCost cb = side_cost(runs[1]);
-  out.event_steps_a = event_steps[0];
-  out.event_steps_b = event_steps[1];
-  out.cost_s_a = ca.mean.cost_ms / 1000.0;
-  out.cost_s_b = cb.mean.cost_ms / 1000.0;
-  out.compile_s_a = ca.mean.compile_ms / 1000.0;
-  out.compile_s_b = cb.mean.compile_ms / 1000.0;
-  out.phase_s_a = ca.mean.phase_ms / 1000.0;
+  out.event_steps_a = cost[0].event_steps;
+  out.event_steps_b = cost[1].event_steps;
+  out.cost_s_a = cost[0].mean.cost_ms / 1000.0;
+  out.cost_s_b = cost[1].mean.cost_ms / 1000.0;
+  out.compile_s_a = cost[0].mean.compile_ms / 1000.0;
+  out.compile_s_b = cost[1].mean.compile_ms / 1000.0;
+  out.phase_s_a = cost[0].mean.phase_ms / 1000.0;
   out.difference_s = out.cost_s_b - out.cost_s_a;
-  double se_s = std::sqrt(ca.var_mean_ms2 + cb.var_mean_ms2) / 1000.0;
+  double se_s = std::sqrt(cost[0].var_mean_ms2 + cost[1].var_mean_ms2) / 1000.0;
   double df = std::numeric_limits<double>::infinity();
   if (o.turns && a.files.size() == 1 && b.files.size() == 1) {
     if (const auto paired = paired_cost(a, b, masks[0][0], masks[1][0], at, costed)) {
@@ -368,49 +442,10 @@ std::optional<CountedCost> counted_cost(int phase, const SideRuns& a, const Side
       df = paired->df;
     }
   }
-  out.confidence = o.bootstrap.confidence;
-  const double q = stats::student_t_quantile(0.5 + o.bootstrap.confidence / 2.0, df);
-  out.low_s = out.difference_s - q * se_s;
-  out.high_s = out.difference_s + q * se_s;
-  out.p =
-      se_s > 0.0
-          ? std::min(1.0, 2.0 * stats::student_t_upper_tail(std::abs(out.difference_s) / se_s, df))
-          : (out.difference_s != 0.0 ? 0.0 : 1.0);
-  // What the compilers' own clocks measured is measured, not estimated: B's more compiles cost it
-  // at least their measured time over A's (its steps ran the compiles and their own work too),
-  // however noisy the steps around them; B's fewer compiles saved it at least as much.
-  const double measured_s = (cb.mean.measured_ms - ca.mean.measured_ms) / 1000.0;
-  out.measured_s = measured_s;
-  out.steps_s = out.difference_s;
-  out.steps_low_s = out.low_s;
-  out.steps_high_s = out.high_s;
-  if (measured_s > 0.0 && more_events && !fewer_events) {
-    out.measured_bounds = true;
-    out.difference_s = std::max(out.difference_s, measured_s);
-    out.low_s = std::max(out.low_s, measured_s);
-    out.high_s = std::max(out.high_s, out.difference_s);
-  } else if (measured_s < 0.0 && fewer_events && !more_events) {
-    out.measured_bounds = true;
-    out.difference_s = std::min(out.difference_s, measured_s);
-    out.high_s = std::min(out.high_s, measured_s);
-    out.low_s = std::min(out.low_s, out.difference_s);
-  }
-  out.share = out.phase_s_a > 0.0 ? out.difference_s / out.phase_s_a : 0.0;
-  // Events B has only fewer of cannot cost B time, nor can events it has only more of save it
-  // any: a difference against the counts is something else at the same steps (the GPU check's
-  // first steps, 1.1 s in one run and 0.55 s in the other, carried 2 fewer cache misses).
-  out.against_counts = (out.difference_s > 0.0 && fewer_events && !more_events) ||
-                       (out.difference_s < 0.0 && more_events && !fewer_events);
-  const bool significant = out.p < o.alpha && !out.against_counts;
-  // The measured bound decides where it alone is beyond the threshold.
-  const double bound_share =
-      out.measured_bounds && out.phase_s_a > 0.0 ? measured_s / out.phase_s_a : 0.0;
-  if ((significant && out.share > o.threshold) || bound_share > o.threshold) {
-    out.verdict = Verdict::kRegression;
-  }
-  if ((significant && out.share < -o.threshold) || bound_share < -o.threshold) {
-    out.verdict = Verdict::kImprovement;
-  }
+  set_test(out, se_s, df, o.bootstrap.confidence);
+  bound_by_measured(out, (cost[1].mean.measured_ms - cost[0].mean.measured_ms) / 1000.0,
+                    directions);
+  decide(out, o, directions);
   return out;
 }
 

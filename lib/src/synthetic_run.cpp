@@ -42,11 +42,10 @@ void SyntheticRunOptions::validate() const {
   require_at_least("SyntheticRunOptions::steps_per_epoch", steps_per_epoch, 1);
 }
 
-void write_synthetic_run(const std::string& path, const SyntheticRunOptions& o) {
-  o.validate();
-  detail::Rng rng(o.seed);
-  RunWriter writer(path);
+namespace {
 
+// The header of a synthetic run: what it claims to be, and that it is synthetic.
+RunHeader synthetic_header(const SyntheticRunOptions& o) {
   RunHeader h;
   h.tool_version = kToolVersion;
   h.mode = o.mode;
@@ -68,7 +67,47 @@ void write_synthetic_run(const std::string& path, const SyntheticRunOptions& o) 
   h.seed = o.seed;
   h.start_time = "2026-01-01T00:00:00Z";
   h.host = "synthetic";
-  writer.write(h);
+  return h;
+}
+
+// What the CPU probes would record at step `i` of `phase` (its first steps compile and
+// build plans; the Adam state counts `adam_step`).
+void add_probe_sections(const SyntheticRunOptions& o, int phase, int64_t i, int64_t phase_compiles,
+                        int64_t adam_step, StepRecord& s) {
+  DispatchStats d;
+  d.ops = 180;
+  d.ops_cpu = 180;
+  d.syncs = 0;
+  d.recorder_syncs = 1 + o.heads;
+  d.new_signatures = i == 0 ? (phase == 1 ? 60 : 12) : 0;
+  s.dispatch = d;
+  JitStats j;
+  j.compiles = i == 0 ? phase_compiles : 0;
+  j.plan_builds = i < 2 && (phase == 1 || phase_compiles > 0) ? 1 : 0;
+  j.profiling_runs = i < o.warmup_steps && phase_compiles > 0 ? 1 : 0;
+  s.jit = j;
+  OptimizerStats opt;
+  opt.params = 8;
+  opt.params_with_state = 8;
+  opt.state_tensors = 16;
+  opt.state_bytes = 16 * 4096;
+  opt.step_min = adam_step;
+  opt.step_max = adam_step;
+  opt.state_reset = phase > 1 && i == 0 && o.optimizer_reset_at_switch;
+  opt.lr_requested = s.lr;
+  opt.lr_effective = s.lr;
+  s.optimizer = opt;
+  s.placement = PlacementStats{};
+}
+
+}  // namespace
+
+void write_synthetic_run(const std::string& path, const SyntheticRunOptions& o) {
+  o.validate();
+  detail::Rng rng(o.seed);
+  RunWriter writer(path);
+
+  writer.write(synthetic_header(o));
 
   StepRecord s;
   s.head_losses.resize(static_cast<size_t>(o.heads));
@@ -127,30 +166,7 @@ void write_synthetic_run(const std::string& path, const SyntheticRunOptions& o) 
       s.lr = 1e-3;
       ++adam_step;
       if (o.probes) {
-        DispatchStats d;
-        d.ops = 180;
-        d.ops_cpu = 180;
-        d.syncs = 0;
-        d.recorder_syncs = 1 + o.heads;
-        d.new_signatures = i == 0 ? (phase == 1 ? 60 : 12) : 0;
-        s.dispatch = d;
-        JitStats j;
-        j.compiles = i == 0 ? phase_compiles : 0;
-        j.plan_builds = i < 2 && (phase == 1 || phase_compiles > 0) ? 1 : 0;
-        j.profiling_runs = i < o.warmup_steps && phase_compiles > 0 ? 1 : 0;
-        s.jit = j;
-        OptimizerStats opt;
-        opt.params = 8;
-        opt.params_with_state = 8;
-        opt.state_tensors = 16;
-        opt.state_bytes = 16 * 4096;
-        opt.step_min = adam_step;
-        opt.step_max = adam_step;
-        opt.state_reset = phase > 1 && i == 0 && o.optimizer_reset_at_switch;
-        opt.lr_requested = s.lr;
-        opt.lr_effective = s.lr;
-        s.optimizer = opt;
-        s.placement = PlacementStats{};
+        add_probe_sections(o, phase, i, phase_compiles, adam_step, s);
       }
       writer.write(s);
     }
