@@ -145,6 +145,24 @@ TEST_CASE("calibration_line: the rates with their intervals and the detectable s
         "CI 0%-28%); a 10% slowdown found in 90% of 10 (95% CI 60%-98%); 80% power from 6.2%");
 }
 
+TEST_CASE("calibration_advice: only a false-verdict rate above alpha asks for another gate") {
+  Calibration c = sample();
+  CHECK(calibration_advice(c).empty());   // 0 of 10
+  c.false_verdicts = wilson_rate(1, 10);  // 95% CI 1.8%-40%: alpha 5% inside
+  CHECK(calibration_advice(c).empty());
+  c.false_verdicts = wilson_rate(2, 10);  // 5.7%-51%: above alpha
+  CHECK(calibration_advice(c) ==
+        "one pair per verdict errs more often than alpha 0.05 on this runner (false verdicts 20% "
+        "of 10 (95% CI 5.7%-51%)): gate with `ab --until-decided` and calibrate that gate "
+        "(`calibrate --until-decided`)");
+  c.until_decided = true;
+  c.max_pairs = 5;
+  CHECK(calibration_advice(c).find("the gate, pairs until decided, errs more often than alpha "
+                                   "0.05") == 0);
+  c.alpha = 0.25;  // a looser gate: 2 of 10 is within its alpha
+  CHECK(calibration_advice(c).empty());
+}
+
 TEST_CASE("calibrate's options: one line for the first bad one, before anything runs") {
   CalibrateOptions o;
   o.command = "python train.py {out}";

@@ -61,6 +61,9 @@ int report_compared(const AbExperimentResult& runs, const Comparison& c, const G
     out.flush();
     check_calibration_fits(*calibration, c, calibration_path);
     out << "\n" << calibration_line(*calibration) << "\n";
+    if (const std::string advice = calibration_advice(*calibration); !advice.empty()) {
+      out << advice << "\n";
+    }
   }
   if (!quiet && !runs.pairs.empty()) out << "\n" << pairs_line(runs.pairs) << "\n";
   if (!quiet) out << "\nreports: " << out_dir << "/report.{md,html,json}\n";

@@ -405,4 +405,17 @@ std::string calibration_line(const Calibration& c) {
   return line;
 }
 
+std::string calibration_advice(const Calibration& c) {
+  if (!(c.false_verdicts.low > c.alpha)) return "";
+  const std::string errs = "errs more often than alpha " + format("%g", c.alpha) +
+                           " on this runner (false verdicts " + rate_words(c.false_verdicts) + ")";
+  if (!c.until_decided) {
+    return "one pair per verdict " + errs +
+           ": gate with `ab --until-decided` and calibrate that gate (`calibrate "
+           "--until-decided`)";
+  }
+  return "the gate, pairs until decided, " + errs +
+         ": give the job's phases more steps, or gate on a quieter runner";
+}
+
 }  // namespace recompdiag::runner

@@ -61,6 +61,9 @@ void print_calibration(const Calibration& c, const std::string& json, std::ostre
     out << "  a compile's time spread: not measured (fewer than 2 pairs dominated by their "
            "compiles)\n";
   }
+  if (const std::string advice = calibration_advice(c); !advice.empty()) {
+    out << "  " << advice << "\n";
+  }
   out << "calibrated in " << wall << "; written: " << json << "\n";
 }
 

@@ -143,4 +143,11 @@ void check_calibration_fits(const Calibration& c, const Comparison& comparison,
 /// CI 60-98%); 80% power from 6.2%".
 std::string calibration_line(const Calibration& c);
 
+/// What to do when the calibrated gate errs more often than its alpha on this runner (the
+/// false-verdict rate's interval lies above alpha), "" otherwise: with one pair per verdict, gate
+/// and calibrate with pairs until decided; until decided already, give the job's phases more
+/// steps or gate on a quieter runner. `calibrate` prints it under its figures, `ab --calibration`
+/// beside its verdict.
+std::string calibration_advice(const Calibration& c);
+
 }  // namespace recompdiag::runner
