@@ -68,7 +68,8 @@ struct Pair {
 Pair take_turns(LevelMachine& machine, double truth, int64_t turn_steps, std::mt19937_64& rng,
                 int epochs = 30) {
   std::normal_distribution<double> z(0.0, 0.04);
-  Pair p{empty_run("a.jsonl", turn_steps == 1 ? 1 : 0), empty_run("b.jsonl", turn_steps == 1 ? 1 : 0)};
+  Pair p{empty_run("a.jsonl", turn_steps == 1 ? 1 : 0),
+         empty_run("b.jsonl", turn_steps == 1 ? 1 : 0)};
   int64_t slot = 0;
   for (int64_t turn = 0; turn < epochs * kStepsPerEpoch / turn_steps; ++turn) {
     for (RunFile* run : {&p.a, &p.b}) {
@@ -210,7 +211,8 @@ TEST_CASE("exact permutation tests: what a few runs' arrangement alone can say")
   const stats::PermutationP flips = stats::sign_flip_test({0.1, 0.2, 0.1, 0.3, 0.2, 0.1});
   CHECK(flips.p == doctest::Approx(2.0 / 64.0));
   CHECK(stats::sign_flip_test({0.1, -0.1}).p == doctest::Approx(1.0));
-  CHECK_FALSE(stats::permutation_test(std::vector<double>(12, 0.0), std::vector<double>(12, 1.0)).exact);
+  CHECK_FALSE(
+      stats::permutation_test(std::vector<double>(12, 0.0), std::vector<double>(12, 1.0)).exact);
 }
 
 namespace {
@@ -245,6 +247,42 @@ TEST_CASE("three runs per side on two levels: no time verdict, whatever Welch's 
   CHECK(c.verdict == Verdict::kInconclusive);
   CHECK(c.phases[0].runs_needed >= 4);
   CHECK(c.phases[0].level_spread > 0.1);
+}
+
+TEST_CASE("pairs that took turns on two levels: the levels cancel in each pair, the pairs decide") {
+  std::mt19937_64 rng(9);
+  // Five pairs whose runs took turns: the levels the machine jumped between fell on both runs of
+  // a pair alike (each pair's own pattern: some medians sit near 4.5 ms, some near 9), and B is
+  // 10% slower in every pair.
+  const std::vector<std::vector<double>> patterns = {
+      {1.0, 1.0, 2.0}, {2.0, 1.0, 1.0}, {1.0, 2.0, 2.0}, {2.0, 2.0, 1.0}, {1.0, 1.0, 1.0, 2.0}};
+  std::vector<RunFile> a, b, a_again;
+  for (size_t r = 0; r < patterns.size(); ++r) {
+    std::vector<double> slower;
+    for (double level : patterns[r]) slower.push_back(1.1 * level);
+    a.push_back(leveled_run("a" + std::to_string(r) + ".jsonl", patterns[r], 21, rng));
+    b.push_back(leveled_run("b" + std::to_string(r) + ".jsonl", slower, 21, rng));
+    a_again.push_back(leveled_run("c" + std::to_string(r) + ".jsonl", patterns[r], 21, rng));
+  }
+  CompareOptions turns;
+  turns.turns = true;
+  const Comparison c = compare_run_sets(a, b, turns);
+  REQUIRE(c.phases[0].unit == ReplicationUnit::kRuns);
+  CHECK(c.phases[0].level_spread > 0.1);
+  CHECK(c.phases[0].test.ratio == doctest::Approx(1.1).epsilon(0.02));
+  CHECK(c.phases[0].test.p < 0.001);
+  CHECK(c.verdict == Verdict::kRegression);
+  // A against itself on the same levels: no change, proven.
+  const Comparison same = compare_run_sets(a, a_again, turns);
+  CHECK(same.verdict == Verdict::kNoChange);
+  // The same runs said only to be paired (side by side, not in turns): nothing says the levels
+  // fell on both, and five pairs' sign flips cannot go below p = 1/16.
+  CompareOptions paired;
+  paired.paired = true;
+  const Comparison p = compare_run_sets(a, b, paired);
+  CHECK(p.phases[0].test.p >= 0.0625);
+  CHECK(p.verdict == Verdict::kInconclusive);
+  CHECK(p.phases[0].runs_needed >= 6);
 }
 
 TEST_CASE("a noise profile that the runs' own level jumps contradict licenses no verdict") {

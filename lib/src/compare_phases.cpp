@@ -117,6 +117,18 @@ double level_spread(const stats::StepBlocks& blocks) {
 // A run whose block medians spread more than this (10%) jumped between levels while it ran.
 constexpr double kLevelJumps = 0.10;
 
+// Whether the runs' medians may sit on different levels of the machine, so that the exact
+// permutation test bounds their t test (bound_by_permutation). Not for pairs that took turns:
+// what the machine did fell on both runs of a pair, step by step, and its levels cancel in the
+// pair's ratio, whatever each run's own blocks spread. Their paired t test stands as it is: the
+// two sides of an A/A pair are exchangeable (`ab` draws the first turn), so the pairs' log ratios
+// are symmetric about 0, and under symmetry Student's t is conservative at the usual levels
+// however heavy the tails (Efron, "Student's t-test under symmetry conditions", JASA 64, 1969),
+// where 5 pairs' sign flips could never go below p = 1/16.
+bool levels_bound_runs(const PhaseComparison& pc, const CompareOptions& o) {
+  return pc.level_spread > kLevelJumps && !(pc.paired && o.turns);
+}
+
 // A run's phase steps `all` (phase_series()) past their warm-up, in step order, cut into blocks
 // of at least an epoch.
 stats::StepBlocks steady_blocks(const std::vector<double>& all, const ColumnarRun& run,
@@ -137,7 +149,8 @@ void bound_by_permutation(stats::RatioTest& t, const std::vector<double>& a,
   for (double x : a) la.push_back(std::log(x));
   for (double x : b) lb.push_back(std::log(x));
   for (size_t i = 0; paired && i < la.size(); ++i) d.push_back(lb[i] - la[i]);
-  const stats::PermutationP perm = paired ? stats::sign_flip_test(d) : stats::permutation_test(la, lb);
+  const stats::PermutationP perm =
+      paired ? stats::sign_flip_test(d) : stats::permutation_test(la, lb);
   if (!perm.exact) return;
   t.p = std::max(t.p, perm.p);
   t.tost_p = std::max(t.tost_p, perm.min_p / 2.0);
@@ -517,16 +530,17 @@ PhaseComparison compare_phase_timing(int phase, const SideRuns& a, const SideRun
     pc.median_a_ms = geometric_mean(pc.run_medians_a_ms);
     pc.median_b_ms = geometric_mean(pc.run_medians_b_ms);
     // Where the runs' own step times jumped between levels, their medians may sit on two: the
-    // exact permutation test bounds the t test (bound_by_permutation).
+    // exact permutation test bounds the t test (bound_by_permutation), unless the pairs took
+    // turns (levels_bound_runs).
     for (const SideRuns* side : {&a, &b}) {
       for (size_t i = 0; i < side->analyses.size(); ++i) {
         const ColumnarRun& run = *side->files[i];
-        pc.level_spread = std::max(
-            pc.level_spread, level_spread(steady_blocks(phase_series(run, phase), run,
-                                                        phase_of(*side, i).warmup_steps)));
+        pc.level_spread =
+            std::max(pc.level_spread, level_spread(steady_blocks(phase_series(run, phase), run,
+                                                                 phase_of(*side, i).warmup_steps)));
       }
     }
-    const bool levels = pc.level_spread > kLevelJumps;
+    const bool levels = levels_bound_runs(pc, o);
     pc.test = runs_test(pc.run_medians_a_ms, pc.run_medians_b_ms, levels);
     // The whole phase: each run's mean over every step.
     std::vector<double> wa, wb;
@@ -636,7 +650,7 @@ void judge_phases(std::vector<PhaseComparison>& phases, const std::vector<Counte
           static_cast<int>(std::min(pc.run_medians_a_ms.size(), pc.run_medians_b_ms.size()));
       pc.runs_needed = std::isfinite(pc.test.se_log) ? stats::runs_needed(pc.test.se_log, runs, rto)
                                                      : std::max(runs + 1, 3);
-      if (pc.unit == ReplicationUnit::kRuns && pc.level_spread > kLevelJumps) {
+      if (pc.unit == ReplicationUnit::kRuns && levels_bound_runs(pc, o)) {
         pc.runs_needed = std::max(pc.runs_needed, fewest_runs_to_decide(pc.paired, o.alpha));
       }
     }
