@@ -118,6 +118,46 @@ Comparison turn_pair(const TrainConfig& a, const TrainConfig& b, const std::stri
                           ab.compare_options(compare));
 }
 
+// One trial's runs: o.runs of each group, the groups taking turns run by run so that none always
+// runs first or last, read back. Throws InputError for a run that failed.
+std::vector<std::vector<RunFile>> train_trial(const std::vector<TrainConfig>& configs,
+                                              const std::vector<std::string>& names,
+                                              const GateBenchOptions& o, int trial) {
+  std::vector<std::vector<std::string>> paths(configs.size());
+  for (int r = 0; r < o.runs; ++r) {
+    for (size_t g = 0; g < configs.size(); ++g) {
+      const std::string path =
+          (std::filesystem::path(o.out_dir) / (names[g] + "-" + std::to_string(r + 1) + ".jsonl"))
+              .string();
+      const int code = run_in_child(configs[g], path, names[g], /*quiet=*/true);
+      if (code != 0) {
+        throw InputError("bench gate: the " + names[g] + " run of trial " + std::to_string(trial) +
+                         " failed (exit " + std::to_string(code) + ")");
+      }
+      paths[g].push_back(path);
+    }
+  }
+  std::vector<std::vector<RunFile>> files(configs.size());
+  for (size_t g = 0; g < configs.size(); ++g) {
+    for (const std::string& p : paths[g]) files[g].push_back(read_run_file(p));
+  }
+  return files;
+}
+
+// Adds the healthy sides' within-side sum of squares of log phase-1 medians, and its degrees of
+// freedom: the machine's run-to-run spread.
+void add_run_spread(const Comparison& healthy, double& ss, int64_t& df) {
+  if (healthy.phases.empty()) return;
+  for (const auto* medians :
+       {&healthy.phases.front().run_medians_a_ms, &healthy.phases.front().run_medians_b_ms}) {
+    std::vector<double> logs;
+    for (double m : *medians) logs.push_back(std::log(m));
+    const stats::MeanVariance mv = stats::mean_variance(logs);
+    ss += mv.variance * static_cast<double>(mv.n - 1);
+    df += mv.n - 1;
+  }
+}
+
 }  // namespace
 
 void GateBenchOptions::validate() const {
@@ -214,40 +254,13 @@ GateBenchResult run_gate_bench(const GateBenchOptions& o) {
   double spread_ss = 0.0;  // within-group sum of squares of log phase-1 medians, healthy groups
   int64_t spread_df = 0;
   for (int trial = 1; trial <= o.pairs; ++trial) {
-    // Train: the groups take turns run by run, so none always runs first or last.
-    std::vector<std::vector<std::string>> paths(groups);
-    for (int r = 0; r < o.runs; ++r) {
-      for (size_t g = 0; g < groups; ++g) {
-        const std::string path =
-            (std::filesystem::path(o.out_dir) / (names[g] + "-" + std::to_string(r + 1) + ".jsonl"))
-                .string();
-        const int code = run_in_child(configs[g], path, names[g], /*quiet=*/true);
-        if (code != 0) {
-          throw InputError("bench gate: the " + names[g] + " run of trial " +
-                           std::to_string(trial) + " failed (exit " + std::to_string(code) + ")");
-        }
-        paths[g].push_back(path);
-      }
-    }
-    std::vector<std::vector<RunFile>> files(groups);
-    for (size_t g = 0; g < groups; ++g) {
-      for (const std::string& p : paths[g]) files[g].push_back(read_run_file(p));
-    }
+    const std::vector<std::vector<RunFile>> files = train_trial(configs, names, o, trial);
     auto one = [&](size_t g, int r) {
       return std::vector<RunFile>{files[g][static_cast<size_t>(r)]};
     };
     // Healthy: A against B.
     const Comparison healthy = compare_run_sets(files[0], files[1], compare);
-    if (!healthy.phases.empty()) {
-      for (const auto* medians :
-           {&healthy.phases.front().run_medians_a_ms, &healthy.phases.front().run_medians_b_ms}) {
-        std::vector<double> logs;
-        for (double m : *medians) logs.push_back(std::log(m));
-        const stats::MeanVariance mv = stats::mean_variance(logs);
-        spread_ss += mv.variance * static_cast<double>(mv.n - 1);
-        spread_df += mv.n - 1;
-      }
-    }
+    add_run_spread(healthy, spread_ss, spread_df);
     gate.k.healthy(healthy.verdict);
     steps.k.healthy(step_level_verdict(files[0], files[1], compare));
     for (int r = 0; r < o.runs; ++r) {
