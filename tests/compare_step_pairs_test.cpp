@@ -219,9 +219,9 @@ namespace {
 
 // One run of `epochs` x 10 steps, each epoch at `levels[epoch % size]` x 4.5 ms with 3% noise.
 RunFile leveled_run(const std::string& path, const std::vector<double>& levels, int epochs,
-                    std::mt19937_64& rng) {
+                    std::mt19937_64& rng, int64_t turn_every_steps = 0) {
   std::normal_distribution<double> z(0.0, 0.03);
-  RunFile run = empty_run(path, 0);
+  RunFile run = empty_run(path, turn_every_steps);
   for (int64_t i = 0; i < epochs * kStepsPerEpoch; ++i) {
     add_step(run, 4.5 * levels[static_cast<size_t>(i / kStepsPerEpoch) % levels.size()] *
                       std::exp(z(rng)));
@@ -249,40 +249,80 @@ TEST_CASE("three runs per side on two levels: no time verdict, whatever Welch's 
   CHECK(c.phases[0].level_spread > 0.1);
 }
 
-TEST_CASE("pairs that took turns on two levels: the levels cancel in each pair, the pairs decide") {
+TEST_CASE("pairs that took turns step by step on two levels: the pairs decide by their steps") {
   std::mt19937_64 rng(9);
-  // Five pairs whose runs took turns: the levels the machine jumped between fell on both runs of
-  // a pair alike (each pair's own pattern: some medians sit near 4.5 ms, some near 9), and B is
-  // 10% slower in every pair.
+  // Five pairs whose runs took turns step by step (their headers say so): the levels the machine
+  // jumped between fell on both runs of a pair alike (each pair's own pattern: some medians sit
+  // near 4.5 ms, some near 9), and B is 10% slower in every pair.
   const std::vector<std::vector<double>> patterns = {
       {1.0, 1.0, 2.0}, {2.0, 1.0, 1.0}, {1.0, 2.0, 2.0}, {2.0, 2.0, 1.0}, {1.0, 1.0, 1.0, 2.0}};
-  std::vector<RunFile> a, b, a_again;
-  for (size_t r = 0; r < patterns.size(); ++r) {
-    std::vector<double> slower;
-    for (double level : patterns[r]) slower.push_back(1.1 * level);
-    a.push_back(leveled_run("a" + std::to_string(r) + ".jsonl", patterns[r], 21, rng));
-    b.push_back(leveled_run("b" + std::to_string(r) + ".jsonl", slower, 21, rng));
-    a_again.push_back(leveled_run("c" + std::to_string(r) + ".jsonl", patterns[r], 21, rng));
+  auto pairs = [&](int64_t every, double slowdown, std::vector<RunFile>& a,
+                   std::vector<RunFile>& b) {
+    for (size_t r = 0; r < patterns.size(); ++r) {
+      std::vector<double> slower;
+      for (double level : patterns[r]) slower.push_back(slowdown * level);
+      a.push_back(leveled_run("a" + std::to_string(r) + ".jsonl", patterns[r], 21, rng, every));
+      b.push_back(leveled_run("b" + std::to_string(r) + ".jsonl", slower, 21, rng, every));
+    }
+  };
+  std::vector<RunFile> a, b, a2, same;
+  pairs(1, 1.1, a, b);
+  pairs(1, 1.0, a2, same);
+  CompareOptions turns;
+  turns.turns = true;
+  const Comparison c = compare_run_sets(a, b, turns);
+  REQUIRE(c.phases[0].unit == ReplicationUnit::kRuns);
+  CHECK(c.phases[0].pairs_by_steps);
+  CHECK(c.phases[0].level_spread > 0.1);
+  CHECK(c.phases[0].test.ratio == doctest::Approx(1.1).epsilon(0.02));
+  CHECK(c.phases[0].test.p < 0.001);
+  CHECK(c.verdict == Verdict::kRegression);
+  CHECK(compare_run_sets(a2, same, turns).verdict == Verdict::kNoChange);
+  // Headers that record no step turns (epoch turns, or none): the levels need not have fallen on
+  // both steps of a pair, and five pairs' sign flips cannot go below p = 1/16.
+  std::vector<RunFile> ea, eb;
+  pairs(0, 1.1, ea, eb);
+  const Comparison epochs = compare_run_sets(ea, eb, turns);
+  CHECK_FALSE(epochs.phases[0].pairs_by_steps);
+  CHECK(epochs.phases[0].test.p >= 0.0625);
+  CHECK(epochs.verdict == Verdict::kInconclusive);
+  CHECK(epochs.phases[0].runs_needed >= 6);
+  // Said only to be paired (side by side, not in turns): the same.
+  CompareOptions paired;
+  paired.paired = true;
+  const Comparison p = compare_run_sets(a, b, paired);
+  CHECK_FALSE(p.phases[0].pairs_by_steps);
+  CHECK(p.phases[0].test.p >= 0.0625);
+  CHECK(p.verdict == Verdict::kInconclusive);
+}
+
+TEST_CASE("pairs by steps: a run half on each level puts its median on either, its steps do not") {
+  // A against itself, five pairs that took turns step by step on a machine that switched from
+  // 4.5 to 9 ms halfway: B's steps ran just after A's, so B met the switch one step earlier. A's
+  // median sits on the low level, B's on the high one, in every pair: the runs' medians would
+  // call B twice as slow, consistently; its steps, each beside A's, say the same job.
+  std::mt19937_64 rng(10);
+  std::normal_distribution<double> z(0.0, 0.03);
+  std::vector<RunFile> a, b;
+  constexpr int kSteps = 211;  // the switch after step 105: A 106 low and 105 high, B 105 and 106
+  for (int r = 0; r < 5; ++r) {
+    a.push_back(empty_run("a" + std::to_string(r) + ".jsonl", 1));
+    b.push_back(empty_run("b" + std::to_string(r) + ".jsonl", 1));
+    for (int i = 0; i < kSteps; ++i) {
+      add_step(a.back(), (i <= 105 ? 4.5 : 9.0) * std::exp(z(rng)));
+      add_step(b.back(), (i <= 104 ? 4.5 : 9.0) * std::exp(z(rng)));
+    }
   }
   CompareOptions turns;
   turns.turns = true;
   const Comparison c = compare_run_sets(a, b, turns);
   REQUIRE(c.phases[0].unit == ReplicationUnit::kRuns);
-  CHECK(c.phases[0].level_spread > 0.1);
-  CHECK(c.phases[0].test.ratio == doctest::Approx(1.1).epsilon(0.02));
-  CHECK(c.phases[0].test.p < 0.001);
-  CHECK(c.verdict == Verdict::kRegression);
-  // A against itself on the same levels: no change, proven.
-  const Comparison same = compare_run_sets(a, a_again, turns);
-  CHECK(same.verdict == Verdict::kNoChange);
-  // The same runs said only to be paired (side by side, not in turns): nothing says the levels
-  // fell on both, and five pairs' sign flips cannot go below p = 1/16.
-  CompareOptions paired;
-  paired.paired = true;
-  const Comparison p = compare_run_sets(a, b, paired);
-  CHECK(p.phases[0].test.p >= 0.0625);
-  CHECK(p.verdict == Verdict::kInconclusive);
-  CHECK(p.phases[0].runs_needed >= 6);
+  // The trap is set: the runs' medians stand on different levels.
+  CHECK(c.phases[0].median_b_ms / c.phases[0].median_a_ms > 1.5);
+  CHECK(c.phases[0].pairs_by_steps);
+  CHECK(c.phases[0].test.ratio == doctest::Approx(1.0).epsilon(0.02));
+  CHECK(c.phases[0].verdict != Verdict::kRegression);
+  CHECK(c.phases[0].verdict != Verdict::kImprovement);
 }
 
 TEST_CASE("a noise profile that the runs' own level jumps contradict licenses no verdict") {

@@ -118,15 +118,13 @@ double level_spread(const stats::StepBlocks& blocks) {
 constexpr double kLevelJumps = 0.10;
 
 // Whether the runs' medians may sit on different levels of the machine, so that the exact
-// permutation test bounds their t test (bound_by_permutation). Not for pairs that took turns:
-// what the machine did fell on both runs of a pair, step by step, and its levels cancel in the
-// pair's ratio, whatever each run's own blocks spread. Their paired t test stands as it is: the
-// two sides of an A/A pair are exchangeable (`ab` draws the first turn), so the pairs' log ratios
-// are symmetric about 0, and under symmetry Student's t is conservative at the usual levels
-// however heavy the tails (Efron, "Student's t-test under symmetry conditions", JASA 64, 1969),
-// where 5 pairs' sign flips could never go below p = 1/16.
-bool levels_bound_runs(const PhaseComparison& pc, const CompareOptions& o) {
-  return pc.level_spread > kLevelJumps && !(pc.paired && o.turns);
+// permutation test bounds their t test (bound_by_permutation). Not for pairs by steps: each
+// pair's ratio is its step pairs' (step_paired_ratio), which the levels cannot move, and the two
+// sides of an A/A pair are exchangeable (`ab` draws the first turn), so that the pairs' log ratios
+// are symmetric about 0; the paired t test then holds its level (a simulation of heavy-tailed
+// pair effects in statistics_test), where 5 pairs' sign flips could never go below p = 1/16.
+bool levels_bound_runs(const PhaseComparison& pc) {
+  return pc.level_spread > kLevelJumps && !pc.pairs_by_steps;
 }
 
 // A run's phase steps `all` (phase_series()) past their warm-up, in step order, cut into blocks
@@ -328,6 +326,44 @@ void judge_matched_compiles(PhaseComparison& pc, const MatchedTurns& m, const Co
 int64_t shared_turn_steps(const SideRuns& a, const SideRuns& b) {
   const int64_t every = a.files[0]->header.turn_every_steps;
   return every > 0 && every == b.files[0]->header.turn_every_steps ? every : 0;
+}
+
+// B/A of one pair that took turns step by step: the median over the phase's steady steps of B's
+// step k over A's step k, which ran a turn apart at most. What the machine did fell on both steps
+// of a step pair and cancels in it, where each run's own median may sit on either of two levels
+// it jumped between (a run half on each). 0 with fewer than 3 such steps.
+double step_paired_ratio(const ColumnarRun& ra, const ColumnarRun& rb, const PhaseAnalysis& fa,
+                         const PhaseAnalysis& fb, int phase) {
+  PackedColumn::Reader phase_a(ra.steps.phase_column());
+  PackedColumn::Reader phase_b(rb.steps.phase_column());
+  std::vector<double> logs;
+  int64_t position_a = 0;  // within the phase
+  int64_t position_b = 0;
+  const size_t n = std::min(ra.steps.size(), rb.steps.size());
+  for (size_t i = 0; i < n; ++i) {
+    const bool steady_a = phase_a(i) == phase && position_a++ >= fa.warmup_steps;
+    const bool steady_b = phase_b(i) == phase && position_b++ >= fb.warmup_steps;
+    const double ta = ra.steps.wall_ms(i);
+    const double tb = rb.steps.wall_ms(i);
+    if (steady_a && steady_b && ta > 0.0 && tb > 0.0) logs.push_back(std::log(tb / ta));
+  }
+  return logs.size() < 3 ? 0.0 : std::exp(stats::median(logs));
+}
+
+// Each pair's step_paired_ratio(), in pair order, where every pair's headers record the same turn
+// grain of steps (shared_turn_steps()); empty where one does not, or has too few steady steps.
+std::vector<double> step_paired_ratios(const SideRuns& a, const SideRuns& b, int phase) {
+  std::vector<double> ratios;
+  for (size_t i = 0; i < a.files.size() && i < b.files.size(); ++i) {
+    const int64_t every = a.files[i]->header.turn_every_steps;
+    if (every <= 0 || every != b.files[i]->header.turn_every_steps) return {};
+    const double r =
+        step_paired_ratio(*a.files[i], *b.files[i], a.analyses[i].phases[a.phase_index[i]],
+                          b.analyses[i].phases[b.phase_index[i]], phase);
+    if (!(r > 0.0) || !std::isfinite(r)) return {};
+    ratios.push_back(r);
+  }
+  return ratios;
 }
 
 // One pair of runs that took turns every `every` steps: A's turn k against B's turn k, which ran
@@ -540,8 +576,13 @@ PhaseComparison compare_phase_timing(int phase, const SideRuns& a, const SideRun
                                                                  phase_of(*side, i).warmup_steps)));
       }
     }
-    const bool levels = levels_bound_runs(pc, o);
-    pc.test = runs_test(pc.run_medians_a_ms, pc.run_medians_b_ms, levels);
+    const std::vector<double> by_steps =
+        o.turns && pc.paired ? step_paired_ratios(a, b, phase) : std::vector<double>();
+    pc.pairs_by_steps = !by_steps.empty();
+    const bool levels = levels_bound_runs(pc);
+    pc.test = pc.pairs_by_steps
+                  ? runs_test(std::vector<double>(by_steps.size(), 1.0), by_steps, false)
+                  : runs_test(pc.run_medians_a_ms, pc.run_medians_b_ms, levels);
     // The whole phase: each run's mean over every step.
     std::vector<double> wa, wb;
     for (size_t i = 0; i < a.analyses.size(); ++i) wa.push_back(phase_of(a, i).all.mean_ms);
@@ -650,7 +691,7 @@ void judge_phases(std::vector<PhaseComparison>& phases, const std::vector<Counte
           static_cast<int>(std::min(pc.run_medians_a_ms.size(), pc.run_medians_b_ms.size()));
       pc.runs_needed = std::isfinite(pc.test.se_log) ? stats::runs_needed(pc.test.se_log, runs, rto)
                                                      : std::max(runs + 1, 3);
-      if (pc.unit == ReplicationUnit::kRuns && levels_bound_runs(pc, o)) {
+      if (pc.unit == ReplicationUnit::kRuns && levels_bound_runs(pc)) {
         pc.runs_needed = std::max(pc.runs_needed, fewest_runs_to_decide(pc.paired, o.alpha));
       }
     }

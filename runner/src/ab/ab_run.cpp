@@ -50,18 +50,23 @@ std::string pairs_line(const std::vector<PairTurns>& pairs) {
   return line;
 }
 
-// report_ab() of a comparison already made of `runs` with `gate.compare`.
+// report_ab() of a comparison already made of `runs` with `gate.compare`, by a gate that ran
+// pairs until decided or not.
 int report_compared(const AbExperimentResult& runs, const Comparison& c, const Gate& gate,
                     const std::string& out_dir, bool quiet, std::ostream& out, std::ostream& err,
                     const std::optional<Calibration>& calibration,
-                    const std::string& calibration_path) {
+                    const std::string& calibration_path, bool until_decided_gate) {
   out << reports::write_reports(c, out_dir);
   if (!runs.pairs.empty()) write_pairs(runs.pairs, out_dir);
   if (calibration) {
     out.flush();
     check_calibration_fits(*calibration, c, calibration_path);
     out << "\n" << calibration_line(*calibration) << "\n";
-    if (const std::string advice = calibration_advice(*calibration); !advice.empty()) {
+    // The file's advice is for the file's gate; for another, run_ab() has warned already.
+    const std::string advice = calibration->until_decided == until_decided_gate
+                                   ? calibration_advice(*calibration)
+                                   : std::string();
+    if (!advice.empty()) {
       out << advice << "\n";
     }
   }
@@ -78,7 +83,8 @@ int report_ab(const AbExperimentResult& runs, const Gate& gate, const std::strin
               const std::optional<Calibration>& calibration, const std::string& calibration_path) {
   if (runs.exit_code != 0) return side_failed_exit_code(runs.exit_code);
   return report_compared(runs, compare_run_paths(runs.a_paths, runs.b_paths, gate.compare), gate,
-                         out_dir, quiet, out, err, calibration, calibration_path);
+                         out_dir, quiet, out, err, calibration, calibration_path,
+                         /*until_decided_gate=*/false);
 }
 
 int guarded_ab(const std::function<int()>& run, std::ostream& err) {
@@ -106,8 +112,9 @@ int until_decided(const AbRunOptions& options, const Gate& gate,
   // The last look's comparison is the report's: made at the last look's level.
   Gate last = gate;
   last.compare.alpha = s.level;
-  const int code = report_compared(s.runs, s.comparison, last, options.pair.out_dir, options.quiet,
-                                   out, err, calibration, options.calibration);
+  const int code =
+      report_compared(s.runs, s.comparison, last, options.pair.out_dir, options.quiet, out, err,
+                      calibration, options.calibration, /*until_decided_gate=*/true);
   char level[64];
   std::snprintf(level, sizeof level, "%.3g of alpha %g", s.level, gate.compare.alpha);
   out << "\nuntil decided: " << (s.settled() ? "settled after " : "not settled after ") << s.looks

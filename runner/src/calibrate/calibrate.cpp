@@ -415,7 +415,7 @@ std::string calibration_advice(const Calibration& c) {
            "--until-decided`)";
   }
   return "the gate, pairs until decided, " + errs +
-         ": give the job's phases more steps, or gate on a quieter runner";
+         ": gate on a quieter runner (CPUs of its own), or with a larger --threshold";
 }
 
 }  // namespace recompdiag::runner

@@ -64,7 +64,8 @@ struct CompareOptions {
   /// The runs of each pair took turns (`recompdiag ab`): step by step when both headers say so
   /// (RunHeader::turn_every_steps), else epoch by epoch. One pair is then tested on the log ratios
   /// of what ran next to each other (ReplicationUnit::kStepPairs, else kEpochPairs), so that the
-  /// machine's state both runs saw cancels; implies `paired`.
+  /// machine's state both runs saw cancels; implies `paired`. Several pairs that took turns step
+  /// by step are each reduced to their step pairs' ratio (PhaseComparison::pairs_by_steps).
   bool turns = false;
   /// Deterministic counts (count_names()) that fail the gate when B has more of them than A in
   /// any phase, whatever the timing says.
@@ -171,8 +172,13 @@ struct PhaseComparison {
   /// contradict it (the machine jumped between levels the spread was not measured under), and no
   /// time verdict rests on it. kRuns: beyond 10% the runs' medians may sit on two levels, and the
   /// exact permutation test (sign flips when paired) bounds the t test's p: 3 runs per side, or
-  /// 5 pairs, then give no time verdict.
+  /// 5 pairs, then give no time verdict; not for pairs by steps (`pairs_by_steps`).
   double level_spread = 0.0;
+  /// kRuns of pairs that took turns step by step (CompareOptions::turns, and both headers of every
+  /// pair record the same turn_every_steps): each pair's B/A is the median of its step pairs'
+  /// ratios, in which the levels the machine jumped between cancel, and the pairs' t test stands
+  /// without the permutation bound.
+  bool pairs_by_steps = false;
   bool noise_contradicted = false;
   stats::RatioTest test;       ///< B / A with its interval, p, TOST p and detectable effect.
   stats::RatioInterval ratio;  ///< The same ratio and interval, for renderers.

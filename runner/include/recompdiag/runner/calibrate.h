@@ -145,9 +145,9 @@ std::string calibration_line(const Calibration& c);
 
 /// What to do when the calibrated gate errs more often than its alpha on this runner (the
 /// false-verdict rate's interval lies above alpha), "" otherwise: with one pair per verdict, gate
-/// and calibrate with pairs until decided; until decided already, give the job's phases more
-/// steps or gate on a quieter runner. `calibrate` prints it under its figures, `ab --calibration`
-/// beside its verdict.
+/// and calibrate with pairs until decided; until decided already, a quieter runner or a larger
+/// threshold (a pair's own effect, which more steps do not shrink). `calibrate` prints it under
+/// its figures, `ab --calibration` beside its verdict when the file's gate is its own.
 std::string calibration_advice(const Calibration& c);
 
 }  // namespace recompdiag::runner
