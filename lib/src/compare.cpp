@@ -64,7 +64,7 @@ void check_same_config(const std::vector<const ColumnarRun*>& side, const char* 
 int64_t phase_steady_min(const detail::SideRuns& side) {
   int64_t fewest = INT64_MAX;
   for (size_t i = 0; i < side.analyses.size(); ++i) {
-    fewest = std::min(fewest, side.analyses[i].phases[side.phase_index[i]].steady.n);
+    fewest = std::min(fewest, detail::phase_of(side, i).steady.n);
   }
   return fewest;
 }

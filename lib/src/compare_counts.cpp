@@ -160,7 +160,7 @@ void compare_counts(int phase, const SideRuns& a, const SideRuns& b, const Compa
     for (int side = 0; side < 2; ++side) {
       const SideRuns& runs = side == 0 ? a : b;
       for (size_t i = 0; i < runs.analyses.size(); ++i) {
-        const PhaseAnalysis& pa = runs.analyses[i].phases[runs.phase_index[i]];
+        const PhaseAnalysis& pa = phase_of(runs, i);
         measured &= gate_measured(def, pa.counts);
         const int64_t v = gate_value(def, pa.counts, runs.analyses[i], phase);
         lo[side] = std::min(lo[side], v);

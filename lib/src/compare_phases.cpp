@@ -218,9 +218,7 @@ std::string format_number(const char* format, double value) {
 
 namespace {
 
-const PhaseAnalysis& first_phase(const SideRuns& side) {
-  return side.analyses[0].phases[side.phase_index[0]];
-}
+const PhaseAnalysis& first_phase(const SideRuns& side) { return phase_of(side, 0); }
 
 // One pair of runs that took turns: epoch k of A against epoch k of B. False (pc untouched) when
 // the runs' phases have different epoch counts or fewer than three epochs with steady steps.
@@ -323,9 +321,32 @@ void judge_matched_compiles(PhaseComparison& pc, const MatchedTurns& m, const Co
 }
 
 // Steps per turn when both runs took turns step by step with the same grain, else 0.
+int64_t shared_turn_steps(const ColumnarRun& a, const ColumnarRun& b) {
+  const int64_t every = a.header.turn_every_steps;
+  return every > 0 && every == b.header.turn_every_steps ? every : 0;
+}
+
 int64_t shared_turn_steps(const SideRuns& a, const SideRuns& b) {
-  const int64_t every = a.files[0]->header.turn_every_steps;
-  return every > 0 && every == b.files[0]->header.turn_every_steps ? every : 0;
+  return shared_turn_steps(*a.files[0], *b.files[0]);
+}
+
+// Calls f(i, steady) for each step index i in `phase` in both runs of a pair that took turns
+// (steps paired by their place in the run files), `steady` when it is past both runs' warm-up.
+template <typename F>
+void for_each_step_pair(const ColumnarRun& ra, const ColumnarRun& rb, const PhaseAnalysis& fa,
+                        const PhaseAnalysis& fb, int phase, F&& f) {
+  PackedColumn::Reader phase_a(ra.steps.phase_column());
+  PackedColumn::Reader phase_b(rb.steps.phase_column());
+  int64_t position_a = 0;  // within the phase
+  int64_t position_b = 0;
+  const size_t n = std::min(ra.steps.size(), rb.steps.size());
+  for (size_t i = 0; i < n; ++i) {
+    const bool in_a = phase_a(i) == phase;
+    const bool in_b = phase_b(i) == phase;
+    const bool steady_a = in_a && position_a++ >= fa.warmup_steps;
+    const bool steady_b = in_b && position_b++ >= fb.warmup_steps;
+    if (in_a && in_b) f(i, steady_a && steady_b);
+  }
 }
 
 // B/A of one pair that took turns step by step: the median over the phase's steady steps of B's
@@ -334,19 +355,12 @@ int64_t shared_turn_steps(const SideRuns& a, const SideRuns& b) {
 // it jumped between (a run half on each). 0 with fewer than 3 such steps.
 double step_paired_ratio(const ColumnarRun& ra, const ColumnarRun& rb, const PhaseAnalysis& fa,
                          const PhaseAnalysis& fb, int phase) {
-  PackedColumn::Reader phase_a(ra.steps.phase_column());
-  PackedColumn::Reader phase_b(rb.steps.phase_column());
   std::vector<double> logs;
-  int64_t position_a = 0;  // within the phase
-  int64_t position_b = 0;
-  const size_t n = std::min(ra.steps.size(), rb.steps.size());
-  for (size_t i = 0; i < n; ++i) {
-    const bool steady_a = phase_a(i) == phase && position_a++ >= fa.warmup_steps;
-    const bool steady_b = phase_b(i) == phase && position_b++ >= fb.warmup_steps;
+  for_each_step_pair(ra, rb, fa, fb, phase, [&](size_t i, bool steady) {
     const double ta = ra.steps.wall_ms(i);
     const double tb = rb.steps.wall_ms(i);
-    if (steady_a && steady_b && ta > 0.0 && tb > 0.0) logs.push_back(std::log(tb / ta));
-  }
+    if (steady && ta > 0.0 && tb > 0.0) logs.push_back(std::log(tb / ta));
+  });
   return logs.size() < 3 ? 0.0 : std::exp(stats::median(logs));
 }
 
@@ -355,11 +369,9 @@ double step_paired_ratio(const ColumnarRun& ra, const ColumnarRun& rb, const Pha
 std::vector<double> step_paired_ratios(const SideRuns& a, const SideRuns& b, int phase) {
   std::vector<double> ratios;
   for (size_t i = 0; i < a.files.size() && i < b.files.size(); ++i) {
-    const int64_t every = a.files[i]->header.turn_every_steps;
-    if (every <= 0 || every != b.files[i]->header.turn_every_steps) return {};
+    if (shared_turn_steps(*a.files[i], *b.files[i]) == 0) return {};
     const double r =
-        step_paired_ratio(*a.files[i], *b.files[i], a.analyses[i].phases[a.phase_index[i]],
-                          b.analyses[i].phases[b.phase_index[i]], phase);
+        step_paired_ratio(*a.files[i], *b.files[i], phase_of(a, i), phase_of(b, i), phase);
     if (!(r > 0.0) || !std::isfinite(r)) return {};
     ratios.push_back(r);
   }
@@ -376,8 +388,6 @@ bool step_pair_phase(PhaseComparison& pc, const SideRuns& a, const SideRuns& b, 
   const PhaseAnalysis& fb = first_phase(b);
   const ColumnarRun& ra = *a.files[0];
   const ColumnarRun& rb = *b.files[0];
-  PackedColumn::Reader phase_a(ra.steps.phase_column());
-  PackedColumn::Reader phase_b(rb.steps.phase_column());
   // Per turn: the steady steps of each side, every step's sum, and its steps' indices.
   struct Turn {
     std::vector<double> steady_a, steady_b;
@@ -385,26 +395,18 @@ bool step_pair_phase(PhaseComparison& pc, const SideRuns& a, const SideRuns& b, 
     std::vector<size_t> steps;
   };
   std::vector<Turn> turns;
-  int64_t position_a = 0;  // within the phase
-  int64_t position_b = 0;
-  const size_t n = std::min(ra.steps.size(), rb.steps.size());
-  for (size_t i = 0; i < n; ++i) {
-    const bool in_a = phase_a(i) == pc.phase;
-    const bool in_b = phase_b(i) == pc.phase;
-    const bool steady_a = in_a && position_a++ >= fa.warmup_steps;
-    const bool steady_b = in_b && position_b++ >= fb.warmup_steps;
-    if (!in_a || !in_b) continue;
+  for_each_step_pair(ra, rb, fa, fb, pc.phase, [&](size_t i, bool steady) {
     const auto k = static_cast<size_t>(static_cast<int64_t>(i) / every);
     if (turns.size() <= k) turns.resize(k + 1);
     Turn& t = turns[k];
     t.sum_a += ra.steps.wall_ms(i);
     t.sum_b += rb.steps.wall_ms(i);
     t.steps.push_back(i);
-    if (steady_a && steady_b) {
+    if (steady) {
       t.steady_a.push_back(ra.steps.wall_ms(i));
       t.steady_b.push_back(rb.steps.wall_ms(i));
     }
-  }
+  });
   // The turns that dominate the phase with the same counted events on both sides (a first
   // compile): one observation each, left out of the whole-phase sums and judged on their own.
   const MatchedTurns matched = matched_compile_turns(
@@ -524,9 +526,6 @@ void block_phase(PhaseComparison& pc, const SideRuns& a, const SideRuns& b, cons
 
 PhaseComparison compare_phase_timing(int phase, const SideRuns& a, const SideRuns& b,
                                      const CompareOptions& o, Warnings& warnings) {
-  auto phase_of = [](const SideRuns& side, size_t i) -> const PhaseAnalysis& {
-    return side.analyses[i].phases[side.phase_index[i]];
-  };
   PhaseComparison pc;
   pc.phase = phase;
   const PhaseAnalysis& fa = phase_of(a, 0);
@@ -567,7 +566,7 @@ PhaseComparison compare_phase_timing(int phase, const SideRuns& a, const SideRun
     pc.median_b_ms = geometric_mean(pc.run_medians_b_ms);
     // Where the runs' own step times jumped between levels, their medians may sit on two: the
     // exact permutation test bounds the t test (bound_by_permutation), unless the pairs took
-    // turns (levels_bound_runs).
+    // turns step by step (levels_bound_runs).
     for (const SideRuns* side : {&a, &b}) {
       for (size_t i = 0; i < side->analyses.size(); ++i) {
         const ColumnarRun& run = *side->files[i];

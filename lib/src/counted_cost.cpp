@@ -226,8 +226,8 @@ std::optional<PairedCost> paired_cost(const SideRuns& a, const SideRuns& b, cons
                                       const PhaseMasks& mb, const std::vector<char>& at,
                                       uint8_t costed) {
   if (ma.index.size() != mb.index.size() || ma.epoch != mb.epoch) return std::nullopt;
-  const double median_a = a.analyses[0].phases[a.phase_index[0]].steady.median_ms;
-  const double median_b = b.analyses[0].phases[b.phase_index[0]].steady.median_ms;
+  const double median_a = phase_of(a, 0).steady.median_ms;
+  const double median_b = phase_of(b, 0).steady.median_ms;
   auto excess = [&](size_t k) {
     return (b.files[0]->steps.wall_ms(mb.index[k]) - median_b) -
            (a.files[0]->steps.wall_ms(ma.index[k]) - median_a);
@@ -335,10 +335,6 @@ std::vector<char> event_positions(const std::vector<PhaseMasks> (&masks)[2], uin
   }
   for (size_t k = 1; k + 1 < at.size(); ++k) at[k] |= at[k - 1] && at[k + 1];
   return at;
-}
-
-const PhaseAnalysis& phase_of(const SideRuns& side, size_t run) {
-  return side.analyses[run].phases[side.phase_index[run]];
 }
 
 // The difference's interval and two-sided p, from its standard error and degrees of freedom.

@@ -20,6 +20,11 @@ struct SideRuns {
   std::vector<size_t> phase_index;
 };
 
+/// Run `i` of a side: its analysis of the phase compared.
+inline const PhaseAnalysis& phase_of(const SideRuns& side, size_t i) {
+  return side.analyses[i].phases[side.phase_index[i]];
+}
+
 /// The header facts (config flattened to dotted keys, mode, device, torch version, seed, step
 /// timing) that differ between two runs, sorted by key (config_diff.cpp).
 std::vector<ConfigDifference> diff_headers(const RunHeader& a, const RunHeader& b);
