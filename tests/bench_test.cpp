@@ -72,7 +72,7 @@ TEST_CASE("bench overhead: every arm, a paired interval for each against monitor
   const OverheadBenchResult r = run_overhead_bench(o);
   REQUIRE(r.arms.size() >= 5);
   CHECK(r.arms[0].name == "monitor off");
-  CHECK(r.arms[3].name == "probes, inputs 1/10, counted, mode key");
+  CHECK(r.arms[3].name == "probes, inputs 1/10, counted, RecordFunction");
   CHECK(r.arms[4].name == "probes, dispatcher 1/10 (default)");
   std::set<std::string> names;
   for (const OverheadArm& arm : r.arms) {
@@ -132,8 +132,8 @@ TEST_CASE("bench overhead: options and instruction arms check themselves") {
   CHECK(setups.full.dispatcher_sample_every == 1);
   CHECK(setups.counted.dispatcher_sample_every == 5);
   CHECK(setups.counted.dispatcher_count_unsampled);
-  CHECK(setups.counted.dispatcher_hook == probes::DispatchHook::kRecordFunction);
-  CHECK(setups.counted_key.dispatcher_hook == probes::DispatchHook::kModeKey);
-  CHECK(setups.counted_key.dispatcher_count_unsampled);
+  CHECK(setups.counted.dispatcher_hook == probes::kDefaultDispatchHook);
+  CHECK(setups.counted_record_function.dispatcher_hook == probes::DispatchHook::kRecordFunction);
+  CHECK(setups.counted_record_function.dispatcher_count_unsampled);
   CHECK_FALSE(setups.sampled.dispatcher_count_unsampled);
 }

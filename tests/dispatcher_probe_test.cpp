@@ -58,6 +58,7 @@ TEST_CASE("dispatcher probe: its options are checked, not clamped") {
 TEST_CASE("dispatcher probe: counts match a hand-counted op sequence") {
   DispatcherProbe probe;
   REQUIRE(probe.available());
+  CHECK(probe.hook() == probes::DispatchHook::kModeKey);  // kAuto: a probe knows no torch.compile
 
   probe.begin_step(0);
   five_ops(3);
@@ -86,12 +87,12 @@ TEST_CASE("dispatcher probe: counts match a hand-counted op sequence") {
                                    // and item (0-dim) are seen
   }
 
-  SUBCASE("an item() inside the recorder's scope is the recorder's sync") {
+  SUBCASE("an item() inside a RecorderRead is the recorder's sync") {
     probe.begin_step(1);
     torch::Tensor loss = torch::ones({3}).sum();
     float planted = loss.item<float>();  // the planted sync
     {
-      RECORD_USER_SCOPE(probes::kRecorderReadScope);
+      const probes::RecorderRead read;
       planted += loss.item<float>();
     }
     d = probe.end_step();
@@ -168,7 +169,8 @@ TEST_CASE("dispatcher probe: unsampled steps counted by op name, without inputs"
   CHECK(d.new_signatures > 0);
 }
 
-TEST_CASE("dispatcher probe: counted by name and inspected agree through backward and deep nesting") {
+TEST_CASE(
+    "dispatcher probe: counted by name and inspected agree through backward and deep nesting") {
   // The callbacks keep each thread's open records on a stack: a start pushes, an end pops. A
   // backward pass opens autograd's transparent "evaluate_function" records around its ops, and a
   // user scope nested deeper than the stack still closes what it opened.
@@ -186,7 +188,7 @@ TEST_CASE("dispatcher probe: counted by name and inspected agree through backwar
       scopes.push_back(std::make_unique<at::RecordFunction>(at::RecordScope::USER_SCOPE));
       if (scopes.back()->isActive()) scopes.back()->before("deep");
     }
-    const float value = loss.item<float>();  // inside 70 user scopes: still an op and a sync
+    const float value = loss.item<float>();     // inside 70 user scopes: still an op and a sync
     while (!scopes.empty()) scopes.pop_back();  // closed innermost first
     return value + five_ops(3);
   };

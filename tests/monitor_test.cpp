@@ -65,7 +65,8 @@ TEST_CASE("monitor: a small trainer loop gets its sections, alerts and events") 
         torch::Tensor loss = unit->run_method("loss", model(torch::ones({8, 4}))).toTensor();
         loss.backward();
         adam.step();
-        RECORD_USER_SCOPE(probes::kRecorderReadScope);
+        RECORD_USER_SCOPE(probes::kRecorderReadScope);  // for traces and the callback hook
+        const probes::RecorderRead read;                // for either hook
         rec.loss = loss.item<double>();
       }
       records.push_back(rec);
@@ -161,6 +162,32 @@ TEST_CASE("monitor: disabled probes are null objects, the others still fill thei
   CHECK(record.jit.has_value());
   REQUIRE(record.optimizer.has_value());
   CHECK(record.optimizer->params_with_state == 2);
+}
+
+TEST_CASE("monitor: the default hook is the mode key unless torch.compile may run") {
+  torch::nn::Linear model(4, 2);
+  torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
+  probes::MonitorOptions options;
+  options.log_alerts = false;
+  CHECK(options.dispatcher_hook == probes::DispatchHook::kAuto);
+  CHECK(probes::parse_dispatch_hook("auto", "--dispatch-hook") == probes::DispatchHook::kAuto);
+  CHECK(std::string(probes::dispatch_hook_name(probes::DispatchHook::kAuto)) == "auto");
+  CHECK_THROWS_WITH_AS(probes::parse_dispatch_hook("profiler", "--dispatch-hook"),
+                       "--dispatch-hook: unknown hook 'profiler' (expected auto, record-function "
+                       "or mode-key)",
+                       InputError);
+  auto used = [&](const probes::MonitorOptions& o) {
+    const probes::Monitor monitor(*model, adam, o);
+    return monitor.dispatcher_hook();
+  };
+  CHECK(used(options) == probes::DispatchHook::kModeKey);
+  options.compiled = true;  // a loop that runs torch.compile: its guards check the dispatch keys
+  CHECK(used(options) == probes::DispatchHook::kRecordFunction);
+  options.compiled = false;
+  options.dispatcher_hook = probes::DispatchHook::kRecordFunction;
+  CHECK(used(options) == probes::DispatchHook::kRecordFunction);
+  options.dispatcher = false;
+  CHECK_FALSE(used(options).has_value());
 }
 
 TEST_CASE("monitor options: one validator, the Monitor's and the bindings' first step") {

@@ -64,10 +64,13 @@ StepRecord observed_step(probes::Monitor& monitor, std::vector<Worker*> workers)
   return record;
 }
 
+// Through the RecordFunction callback, which sees every thread's ops (the default hook, the mode
+// key, sees the thread that begins the step only: the last test case).
 probes::MonitorOptions quiet_options() {
   probes::MonitorOptions options;
   options.log_alerts = false;
   options.dispatcher_full_steps_after_event = 1000;  // every step of these tests is sampled
+  options.dispatcher_hook = probes::DispatchHook::kRecordFunction;
   return options;
 }
 
@@ -200,4 +203,26 @@ TEST_CASE("monitor: two training threads feed an exporter that scrapers read mea
         static_cast<double>(syncs));
   CHECK(sample_sum(samples, "recompdiag_syncs_total", "source=\"recorder\"") ==
         static_cast<double>(recorder_syncs));
+}
+
+TEST_CASE("monitor: the default hook in a C++ loop sees the thread that begins the step only") {
+  Worker a;
+  probes::MonitorOptions options = quiet_options();
+  options.dispatcher_hook = probes::kDefaultDispatchHook;
+  probes::Monitor monitor(*a.model, a.sgd, options);
+  REQUIRE(monitor.dispatcher_hook() == probes::DispatchHook::kModeKey);
+  const StepRecord elsewhere = observed_step(monitor, {&a});  // a thread of its own
+  CHECK(elsewhere.dispatch->ops == 0);
+  CHECK(elsewhere.dispatch->syncs == 0);
+
+  StepRecord here;
+  monitor.begin_step();
+  a.iterate();
+  monitor.end_step(here);
+  REQUIRE(here.dispatch.has_value());
+  CHECK(here.dispatch->ops > 0);
+  // The recorder's RECORD_USER_SCOPE is a RecordFunction scope, which the mode key does not see:
+  // both reads are the step's syncs (a probes::RecorderRead marks a read for either hook).
+  CHECK(here.dispatch->syncs == 2);
+  CHECK(here.dispatch->recorder_syncs == 0);
 }

@@ -105,7 +105,7 @@ OpClass classify(const char* name) {
       return equals(op, "equal") ? OpClass::kSync : OpClass::kPlain;
     case 'u':
       return equals(op, "unique_consecutive") || equals(op, "unique_dim") ? OpClass::kSync
-                                                                           : OpClass::kPlain;
+                                                                          : OpClass::kPlain;
     default:
       return OpClass::kPlain;
   }
@@ -455,12 +455,20 @@ DispatcherProbe::DispatcherProbe(DispatcherOptions options)
     availability_.reason = "another dispatcher probe is active in this process";
     return;
   }
+  const bool automatic = options_.hook == DispatchHook::kAuto;
+  options_.hook = resolve_dispatch_hook(options_.hook, /*torch_compile_may_run=*/false);
   if (options_.hook == DispatchHook::kModeKey) {
     const std::string& why = mode_key_registration();
-    availability_.available = why.empty();
-    availability_.reason = why;
-    if (!why.empty()) g_state.store(nullptr);
-    return;
+    if (why.empty()) {
+      availability_.available = true;
+      return;
+    }
+    if (!automatic) {
+      availability_.reason = why;
+      g_state.store(nullptr);
+      return;
+    }
+    options_.hook = DispatchHook::kRecordFunction;  // kAuto: the callback instead
   }
   // A callback is registered for a step and removed after it, not registered once and enabled
   // per step: LibTorch copies every registered global callback, enabled or not, each time a

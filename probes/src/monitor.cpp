@@ -68,8 +68,10 @@ Monitor::Monitor(torch::nn::Module* model, torch::optim::Optimizer* optimizer,
     d.sample_every = options_.dispatcher_sample_every;
     d.signatures = options_.op_signatures;
     d.count_unsampled = options_.dispatcher_count_unsampled;
-    d.hook = options_.dispatcher_hook;
-    probes_.push_back(std::make_unique<DispatchStepProbe>(d));
+    d.hook = resolve_dispatch_hook(options_.dispatcher_hook, options_.compiled);
+    auto probe = std::make_unique<DispatchStepProbe>(d);
+    dispatch_ = probe.get();
+    probes_.push_back(std::move(probe));
   } else {
     probes_.push_back(make_null_probe(sections::kDispatch, kDisabled));
   }
@@ -295,6 +297,11 @@ nlohmann::json Monitor::probe_availability() const {
                     ? availability_json(Availability{true, ""})
                     : availability_json(Availability{false, "built without NVTX3 headers"});
   return out;
+}
+
+std::optional<DispatchHook> Monitor::dispatcher_hook() const {
+  if (dispatch_ == nullptr || !dispatch_->availability().available) return std::nullopt;
+  return dispatch_->hook();
 }
 
 Availability Monitor::cupti_availability() const {

@@ -46,9 +46,9 @@ class Monitor:
         while after a compile or a phase start, and any step that compiles): an observed step
         costs LibTorch a RecordFunction per op (about 10% of a small CPU step), others nothing.
         Default: MonitorOptions().dispatcher_sample_every.
-    dispatcher_hook: how an observed step's ops are seen: "record-function" (the default) or
-        "mode-key", a dispatcher fallback on a mode key, as `__torch_dispatch__` modes use, which
-        costs less per op. Only the thread that calls step_begin (and autograd's threads for that
+    dispatcher_hook: how an observed step's ops are seen: "record-function" (what "auto", the
+        default, is in Python) or "mode-key", a dispatcher fallback on a mode key, as
+        `__torch_dispatch__` modes use, which costs less per op (and is "auto" in a C++ loop). Only the thread that calls step_begin (and autograd's threads for that
         step's backward) is seen. It needs compiled=False and a loop without torch.compile: the
         key is in the thread's dispatch keys on observed steps only, and torch.compile's guards
         check those keys, so each compiled frame would compile again when sampling turns it off.

@@ -169,6 +169,10 @@ class Run {
     run.monitor = options;
     run.monitor.optimizer = options.optimizer && !optimizer_.is_none();
     run.monitor.placement = options.placement && !model_.model().is_none();
+    // A Python loop may call torch.compile whatever `compiled` says, and the mode key would make
+    // each frame it compiles on an observed step compile again on the next unobserved one.
+    run.monitor.dispatcher_hook =
+        probes::resolve_dispatch_hook(options.dispatcher_hook, /*torch_compile_may_run=*/true);
     run.monitor.validate();  // the C++ rules, before the exporter binds its port (the recorder
                              // checks them again before it opens the file)
     if (!metrics_listen.empty()) {
@@ -342,8 +346,8 @@ py::dict seed_scenario() {
 }
 
 // stats::arm_ratio over paired rounds, as the C++ overhead bench judges its arms.
-py::dict arm_ratio(const std::vector<double>& baseline, const std::vector<double>& arm,
-                   double trim, double confidence) {
+py::dict arm_ratio(const std::vector<double>& baseline, const std::vector<double>& arm, double trim,
+                   double confidence) {
   if (!(confidence > 0.0 && confidence < 1.0)) {
     throw InputError("arm_ratio: confidence must be in (0, 1), got " + std::to_string(confidence));
   }

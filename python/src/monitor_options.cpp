@@ -42,7 +42,8 @@ void bind_monitor_options(py::module_& m) {
           [](MonitorOptions& o, const std::string& name) {
             o.dispatcher_hook = probes::parse_dispatch_hook(name, "dispatcher_hook");
           },
-          "\"record-function\" or \"mode-key\"")
+          "\"auto\" (the RecordFunction callback in Python), \"record-function\" or "
+          "\"mode-key\"")
       .def_readwrite("dispatcher_full_steps_after_event",
                      &MonitorOptions::dispatcher_full_steps_after_event,
                      "steps observed in full at the start and after each compile or phase start")

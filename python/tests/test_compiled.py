@@ -131,12 +131,13 @@ def test_sampling_still_sees_every_compile_and_the_cliff(run_file):
     assert len(fallback) == 1 and 12 + limit - 1 <= fallback[0] <= 12 + limit + 1
 
 
-@pytest.mark.parametrize("hook,compiles", [("record-function", 1), ("mode-key", 2)])
+@pytest.mark.parametrize("hook,compiles", [("record-function", 1), ("mode-key", 2), (None, 1)])
 def test_mode_key_toggled_by_sampling_compiles_a_frame_again(run_file, hook, compiles):
     """Why the mode key needs compiled=False: torch.compile's guards check the thread's dispatch
     keys, which hold the mode key on observed steps only. Once sampling skips a step, the frame
     compiled under the key fails its guard and compiles again. Should a LibTorch stop guarding on
-    it, this fails and the Monitor's refusal can go."""
+    it, this fails and the Monitor's refusal can go. The default hook ("auto", None here) is the
+    mode key in a C++ loop, never in Python: compiled=False with torch.compile compiles once."""
     seen = []
 
     def backend(gm, example_inputs):

@@ -20,7 +20,7 @@ done
   "$(grep -Ec '^(monitor off|all CPU probes|probes|LibTorch profiler \(CPU\))[ ,]' "$tmp/out")" ] ||
   fail "the --json file and the table have different arms"
 for arm in 'monitor off' 'all CPU probes' 'probes, inputs 1/10, counted' \
-  'probes, inputs 1/10, counted, mode key' 'probes, dispatcher 1/10 (default)' 'LibTorch profiler (CPU)'; do
+  'probes, inputs 1/10, counted, RecordFunction' 'probes, dispatcher 1/10 (default)' 'LibTorch profiler (CPU)'; do
   grep -q "^$arm  " "$tmp/out" || fail "no row for '$arm'"
 done
 # The columns line up: each row's ms/step figure ends where the header's "ms/step" does.

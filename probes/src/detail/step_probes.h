@@ -27,6 +27,7 @@ class DispatchStepProbe final : public StepProbe {
   explicit DispatchStepProbe(const DispatcherOptions& options) : probe_(options) {}
   const char* name() const override { return sections::kDispatch; }
   const Availability& availability() const override { return probe_.availability(); }
+  DispatchHook hook() const { return probe_.hook(); }
   void begin_step(const StepBegin& begin) override {
     probe_.begin_step(begin.step, begin.observe_all);
     begun_ = true;

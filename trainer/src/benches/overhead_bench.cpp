@@ -99,8 +99,8 @@ OverheadMonitorSetups::OverheadMonitorSetups(int sample_every) {
   counted = full;                                  // inputs on sampled steps only
   counted.dispatcher_sample_every = sample_every;  // (steady state: no event windows),
   counted.dispatcher_count_unsampled = true;       // the others counted by op name
-  counted_key = counted;
-  counted_key.dispatcher_hook = probes::DispatchHook::kModeKey;
+  counted_record_function = counted;
+  counted_record_function.dispatcher_hook = probes::DispatchHook::kRecordFunction;
   sampled = counted;
   sampled.dispatcher_count_unsampled = false;  // the default: the steps between not observed
 }
@@ -151,8 +151,8 @@ OverheadBenchResult run_overhead_bench(const OverheadBenchOptions& o) {
   };
   std::vector<Arm> arms = {arm("monitor off"), arm("all CPU probes", &setups.full),
                            arm("probes, inputs 1/" + every + ", counted", &setups.counted),
-                           arm("probes, inputs 1/" + every + ", counted, mode key",
-                               &setups.counted_key),
+                           arm("probes, inputs 1/" + every + ", counted, RecordFunction",
+                               &setups.counted_record_function),
                            arm("probes, dispatcher 1/" + every + " (default)", &setups.sampled)};
   const size_t sampled_arm = 4;
   if (probes::TorchProfiler::available()) {

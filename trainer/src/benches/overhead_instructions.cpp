@@ -41,8 +41,8 @@ namespace recompdiag::trainer {
 
 namespace {
 
-constexpr std::array<const char*, 6> kArms = {"off",         "full",    "counted",
-                                              "counted-key", "sampled", "profiler"};
+constexpr std::array<const char*, 6> kArms = {
+    "off", "full", "counted", "counted-record-function", "sampled", "profiler"};
 constexpr std::string_view kProfilerArm = "profiler";
 
 int round_up(int n, int multiple) { return (n + multiple - 1) / multiple * multiple; }
@@ -117,11 +117,12 @@ void run_instruction_arm(TwoPhaseTrainer& trainer, const std::string& arm,
                          const InstructionBenchOptions& o) {
   check_instruction_arm(arm);
   const OverheadMonitorSetups setups(o.sample_every);
-  const probes::MonitorOptions* monitor = arm == "full"          ? &setups.full
-                                          : arm == "counted"     ? &setups.counted
-                                          : arm == "counted-key" ? &setups.counted_key
-                                          : arm == "sampled"     ? &setups.sampled
-                                                                 : nullptr;
+  const probes::MonitorOptions* monitor = arm == "full"      ? &setups.full
+                                          : arm == "counted" ? &setups.counted
+                                          : arm == "counted-record-function"
+                                              ? &setups.counted_record_function
+                                          : arm == "sampled" ? &setups.sampled
+                                                             : nullptr;
   const int short_steps = o.short_block();
   const int long_steps = short_steps + o.counted_block();
   const bool profiler = arm == kProfilerArm;

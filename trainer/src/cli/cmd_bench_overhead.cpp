@@ -161,18 +161,17 @@ void add_bench_overhead_command(CLI::App& bench, CommandContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--warmup", o.warmup_steps, "Steps before measuring (compile, profiling runs)")
       ->capture_default_str();
-  cmd->add_flag(
-      "--instructions", state->instructions,
-      "Instead of timing: instructions per step under valgrind's callgrind for the "
-      "monitor off, all CPU probes, the counted dispatcher (RecordFunction callback and mode "
-      "key), the sampled one and LibTorch's "
-      "profiler (1 intra-op thread; repeatable on a busy machine; takes a few minutes)");
+  cmd->add_flag("--instructions", state->instructions,
+                "Instead of timing: instructions per step under valgrind's callgrind for the "
+                "monitor off, all CPU probes, the counted dispatcher (the default hook and the "
+                "RecordFunction callback), the sampled one and LibTorch's "
+                "profiler (1 intra-op thread; repeatable on a busy machine; takes a few minutes)");
   cmd->add_option("--instruction-steps", state->instruction_options.counted_steps,
                   "--instructions: steps counted per arm")
       ->capture_default_str();
   cmd->add_option("--callgrind-arm", state->callgrind_arm,
                   "Internal: the arm a child of --instructions runs (off, full, counted, "
-                  "counted-key, sampled, profiler)");
+                  "counted-record-function, sampled, profiler)");
   add_bench_json_flag(*cmd, state->json);
   cmd->callback([state, &ctx] {
     BenchOverheadCommand& s = *state;

@@ -75,9 +75,10 @@ void add_train_flags(CLI::App& cmd, TrainFlags& f) {
                  "steps at the start and after each compile or phase switch); 1 = every step")
       ->capture_default_str();
   cmd.add_option("--dispatch-hook", c.dispatch_hook,
-                 "Dispatcher probe: how it sees ops: record-function (a RecordFunction callback: "
-                 "every thread) or mode-key (a dispatcher fallback: the training thread and its "
-                 "backward, cheaper on a fully observed step)")
+                 "Dispatcher probe: how it sees ops: mode-key (a dispatcher fallback: the "
+                 "training thread and its backward, cheaper on an observed step), record-function "
+                 "(a RecordFunction callback: every thread), or auto (the mode key, unless another "
+                 "library holds its keys)")
       ->capture_default_str();
   cmd.add_option("--fault", f.faults,
                  "Inject faults, comma-separated (NAME or NAME=VALUE); 'list' describes each");
@@ -151,9 +152,9 @@ TrainConfig to_config(const TrainFlags& f) {
   c.distributed =
       runner::distributed_from_environment([](const char* n) { return std::getenv(n); });
   if (c.distributed && f.world_size && *f.world_size != c.distributed->world_size) {
-    throw InputError("--world-size " + std::to_string(*f.world_size) +
-                     " disagrees with the launcher's WORLD_SIZE=" +
-                     std::to_string(c.distributed->world_size));
+    throw InputError(
+        "--world-size " + std::to_string(*f.world_size) +
+        " disagrees with the launcher's WORLD_SIZE=" + std::to_string(c.distributed->world_size));
   }
   // The launcher's own rule: the ranks it starts see the same flags with an environment.
   if (!c.distributed && f.world_size &&

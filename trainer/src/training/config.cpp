@@ -184,8 +184,6 @@ nlohmann::json TrainConfig::to_json() const {
       {"threads", threads},
       {"monitor", monitor},
       {"dispatch_sample_every", dispatch_sample_every}};
-  // Only a run on the mode key names its hook, so other runs' headers stay as they were.
-  if (dispatch_hook != "record-function") out["dispatch_hook"] = dispatch_hook;
   // Only a run with faults names them, so healthy runs' headers stay as they were.
   if (!faults.empty()) out["faults"] = faults.to_json();
   // A data-parallel rank says which c10d backend carried its collectives (the header's rank,

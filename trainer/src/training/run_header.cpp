@@ -23,6 +23,11 @@ RunHeader make_run_header(const TrainConfig& c, const std::string& device_used, 
   }
   h.step_timing = probes::step_timing_for(device_used);
   h.config = c.to_json();
+  // The hook used, where it is not the RecordFunction callback (the only one before 0.9), so
+  // that the headers of runs observed through it stay as they were.
+  const auto hook = monitor ? monitor->dispatcher_hook() : std::nullopt;
+  if (hook && *hook != probes::DispatchHook::kRecordFunction)
+    h.config["dispatch_hook"] = probes::dispatch_hook_name(*hook);
   h.seed = c.seed;
   return h;
 }

@@ -32,20 +32,38 @@ enum class DispatchHook {
   /// once per process and kept; the probe is unavailable when another library has registered a
   /// fallback for either.
   kModeKey,
+  /// The default (0.9): the hook resolve_dispatch_hook() picks. The mode key where no
+  /// torch.compile runs (a C++ loop: a Monitor without `compiled`), since it observes a step for
+  /// a fraction of what the RecordFunction callback costs (bench overhead: a counted step 1.005x
+  /// against 1.033x in instructions on LibTorch 1.13, 1.023x against 1.185x on 2.15); the
+  /// RecordFunction callback where torch.compile may run (any Python loop), whose guards check
+  /// the dispatch keys the mode key changes, and wherever another library holds the mode key's
+  /// keys.
+  kAuto,
 };
 
 /// The dispatcher probe observes every Nth step by default (and every step for a while after an
 /// event, and any step that compiles): the one default of MonitorOptions::dispatcher_sample_every,
 /// the trainer's --dispatch-sample-every, the benches' and the Python Monitor's. An observed step
-/// costs LibTorch a RecordFunction per op, about 10% of a small CPU step; one in 25 keeps the
-/// monitor's steady cost under half a percent of that.
+/// costs LibTorch a RecordFunction per op through the callback, about 10% of a small CPU step; one
+/// in 25 keeps the monitor's steady cost under half a percent of that.
 inline constexpr int64_t kDefaultDispatcherSampleEvery = 25;
 
-/// The hook's name in flags, run headers and the Python API: "record-function" or "mode-key".
+/// The dispatcher probe's hook by default: the one default of MonitorOptions::dispatcher_hook,
+/// DispatcherOptions::hook, the trainer's --dispatch-hook and the Python Monitor's.
+inline constexpr DispatchHook kDefaultDispatchHook = DispatchHook::kAuto;
+
+/// The hook's name in flags, run headers and the Python API: "record-function", "mode-key" or
+/// "auto".
 const char* dispatch_hook_name(DispatchHook hook);
 
 /// The hook named `name` (as dispatch_hook_name writes it); throws InputError naming `what` (a
-/// flag, an argument) and both names when it is neither.
+/// flag, an argument) and the three names when it is none of them.
 DispatchHook parse_dispatch_hook(const std::string& name, const std::string& what);
+
+/// The hook `hook` stands for in a loop where torch.compile may run or not: kAuto is the
+/// RecordFunction callback where it may, the mode key where it cannot (the probe still falls back
+/// to the callback when the mode key's keys are taken); the others stand for themselves.
+DispatchHook resolve_dispatch_hook(DispatchHook hook, bool torch_compile_may_run);
 
 }  // namespace recompdiag::probes

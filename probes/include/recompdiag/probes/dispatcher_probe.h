@@ -52,8 +52,10 @@ struct DispatcherOptions {
   bool signatures = true;
   /// Slots of the fixed signature table (rounded up to a power of two, filled to 3/4).
   int64_t signature_capacity = 1 << 15;
-  /// How ops are seen (see DispatchHook).
-  DispatchHook hook = DispatchHook::kRecordFunction;
+  /// How ops are seen (see DispatchHook). kAuto is the mode key here, or the RecordFunction
+  /// callback when another library holds the mode key's keys: a probe knows nothing of
+  /// torch.compile, and a Monitor with `compiled` on asks for the callback itself.
+  DispatchHook hook = kDefaultDispatchHook;
 
   /// Throws InputError naming the field for an empty device, a `sample_every` or a
   /// `signature_capacity` below 1. DispatcherProbe's constructor calls it.
@@ -86,6 +88,8 @@ class DispatcherProbe {
   /// Whether the observer is installed, else why not.
   const Availability& availability() const { return availability_; }
   bool available() const { return availability_.available; }
+  /// The hook it observes through: kRecordFunction or kModeKey, never kAuto.
+  DispatchHook hook() const { return options_.hook; }
 
   /// Starts counting a step (resets the counters). `step` decides sampling.
   void begin_step(int64_t step, bool force_sample = false);

@@ -24,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,7 @@ class AlertLog;
 }  // namespace detail
 class CommProbe;
 class CompiledProbe;
+class DispatchStepProbe;
 class JitProbe;
 class OptimizerStateProbe;
 class PlacementStepProbe;
@@ -94,10 +96,12 @@ struct MonitorOptions {
   /// RecordFunction work dominates), so it is off by default. See
   /// DispatcherOptions::count_unsampled.
   bool dispatcher_count_unsampled = false;
-  /// How the dispatcher probe sees ops: a RecordFunction callback (the default) or a dispatcher
-  /// fallback on a mode key, which costs a counted step less and sees only the training thread's
-  /// ops and its backward's. See DispatchHook.
-  DispatchHook dispatcher_hook = DispatchHook::kRecordFunction;
+  /// How the dispatcher probe sees ops: a RecordFunction callback, or a dispatcher fallback on a
+  /// mode key, which costs an observed step less and sees only the training thread's ops and its
+  /// backward's. The default, kAuto (0.9; before, the callback), is the mode key unless `compiled`
+  /// is on: torch.compile's guards check the dispatch keys the mode key changes. See DispatchHook;
+  /// dispatcher_hook() says which one a Monitor observes through.
+  DispatchHook dispatcher_hook = kDefaultDispatchHook;
   /// With sampling, every step is still observed for this many steps at the start and after
   /// each compile, phase start or optimizer rebuild: where cache misses and host ops appear.
   int64_t dispatcher_full_steps_after_event = 20;
@@ -240,6 +244,9 @@ class Monitor {
   nlohmann::json probe_availability() const;
   /// The CUPTI probe's availability, for RunHeader::cupti.
   Availability cupti_availability() const;
+  /// The hook the dispatcher probe observes through, kRecordFunction or kModeKey
+  /// (MonitorOptions::dispatcher_hook resolved); std::nullopt when the probe is off or cannot run.
+  std::optional<DispatchHook> dispatcher_hook() const;
   /// The alerts of the last end_step.
   const std::vector<Alert>& last_alerts() const { return last_alerts_; }
   const HealthMonitor& health() const { return health_; }
@@ -263,11 +270,12 @@ class Monitor {
   // Every probe, one per section, disabled ones as null objects. end_step runs them in order (the
   // dispatcher first), begin_step in reverse (the dispatcher last).
   std::vector<std::unique_ptr<StepProbe>> probes_;
-  JitProbe* jit_ = nullptr;                   // in probes_, for watch(); null when off
-  OptimizerStateProbe* optimizer_ = nullptr;  // in probes_, for set_optimizer()
-  PlacementStepProbe* placement_ = nullptr;   // in probes_, for set_model()
-  CommProbe* comm_ = nullptr;                 // in probes_, for comm(); null when off
-  CompiledProbe* compiled_ = nullptr;         // in probes_, for compiled(); null when off
+  const DispatchStepProbe* dispatch_ = nullptr;  // in probes_, for dispatcher_hook()
+  JitProbe* jit_ = nullptr;                      // in probes_, for watch(); null when off
+  OptimizerStateProbe* optimizer_ = nullptr;     // in probes_, for set_optimizer()
+  PlacementStepProbe* placement_ = nullptr;      // in probes_, for set_model()
+  CommProbe* comm_ = nullptr;                    // in probes_, for comm(); null when off
+  CompiledProbe* compiled_ = nullptr;            // in probes_, for compiled(); null when off
   HealthMonitor health_;
   std::vector<EventRecord> events_;
   int64_t events_dropped_ = 0;
@@ -285,7 +293,7 @@ class Monitor {
   std::unique_ptr<TurnChannel> turns_;  // null without RECOMPDIAG_TURNS
   bool explicit_turns_ = false;         // take_turn() was called: begin_step leaves turns alone
   int64_t steps_begun_ = 0;
-  double turn_wait_s_ = 0.0;             // begin_step calls, for `every=N` turns
+  double turn_wait_s_ = 0.0;  // begin_step calls, for `every=N` turns
 };
 
 /// Marks one step for its scope: begin_step on construction, end_step(record) on destruction. The
@@ -314,4 +322,3 @@ class StepGuard {
 };
 
 }  // namespace recompdiag::probes
-

@@ -71,9 +71,11 @@ struct TrainConfig {
   /// at the start and after each compile or phase switch); 1 observes every step. The Monitor's
   /// default (probes::kDefaultDispatcherSampleEvery).
   int dispatch_sample_every = static_cast<int>(probes::kDefaultDispatcherSampleEvery);
-  /// How the dispatcher probe sees ops: "record-function" (a RecordFunction callback) or
-  /// "mode-key" (a dispatcher fallback on a mode key; probes::DispatchHook::kModeKey).
-  std::string dispatch_hook = "record-function";
+  /// How the dispatcher probe sees ops: "auto" (the Monitor's default: the mode key in this
+  /// C++ loop), "record-function" (a RecordFunction callback) or "mode-key" (a dispatcher
+  /// fallback on a mode key); probes::DispatchHook. The run header's config names the hook used
+  /// when it is not the callback.
+  std::string dispatch_hook = probes::dispatch_hook_name(probes::kDefaultDispatchHook);
   /// Faults to inject (faults.h); empty for a healthy run.
   FaultSet faults;
   /// This process's rank in a data-parallel job; absent: a single process. Each rank trains on

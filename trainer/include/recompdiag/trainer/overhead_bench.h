@@ -32,7 +32,9 @@ class TwoPhaseTrainer;
 struct OverheadMonitorSetups {
   probes::MonitorOptions full;     ///< Every probe, every step's op inputs read.
   probes::MonitorOptions counted;  ///< Inputs on sampled steps, the others counted by op name.
-  probes::MonitorOptions counted_key;  ///< `counted` through the mode key (DispatchHook::kModeKey).
+  /// `counted` through the RecordFunction callback (the other arms take the default hook, the mode
+  /// key in this C++ loop).
+  probes::MonitorOptions counted_record_function;
   probes::MonitorOptions sampled;  ///< The default: the steps between samples not observed.
 
   explicit OverheadMonitorSetups(int sample_every);
@@ -47,7 +49,7 @@ struct OverheadBenchOptions {
     c.mode = TrainMode::kMutable;
     return c;
   }();
-  int rounds = 100;       ///< Each runs one block of every arm and gives each ratio one pair.
+  int rounds = 100;  ///< Each runs one block of every arm and gives each ratio one pair.
   /// Dispatcher sampling of the counted and sampled arms: the Monitor's default.
   int sample_every = static_cast<int>(probes::kDefaultDispatcherSampleEvery);
   /// Steps per block; the first kDroppedSteps are not kept. 0: kDroppedSteps + sample_every,
@@ -129,8 +131,8 @@ struct InstructionBenchOptions {
   void validate() const;
 };
 
-/// Arm names of the instruction bench, in print order: "off", "full", "counted", "counted-key" (the
-/// counted setup through the mode key), "sampled", and
+/// Arm names of the instruction bench, in print order: "off", "full", "counted",
+/// "counted-record-function" (the counted setup through the RecordFunction callback), "sampled", and
 /// "profiler" (LibTorch's own profiler, CPU activities, no monitor) where this LibTorch has it.
 std::vector<std::string> instruction_arms();
 
