@@ -122,51 +122,59 @@ TEST_CASE("dispatcher probe: counts match a hand-counted op sequence") {
 }
 
 TEST_CASE("dispatcher probe: host ops when the expected device is CUDA; sampling") {
-  DispatcherOptions options;
-  options.expected_device = "cuda";
-  options.sample_every = 2;
-  DispatcherProbe probe(options);
-  REQUIRE(probe.available());
-  probe.begin_step(0);
-  five_ops(3);
-  DispatchStats d = probe.end_step();
-  CHECK(d.host_ops == 5);
-  probe.begin_step(1);
-  five_ops(3);
-  d = probe.end_step();
-  CHECK_FALSE(d.sampled);
-  CHECK_FALSE(d.counted);
-  CHECK(d.ops == 0);
+  for (const auto hook : {probes::DispatchHook::kRecordFunction, probes::DispatchHook::kModeKey}) {
+    CAPTURE(probes::dispatch_hook_name(hook));
+    DispatcherOptions options;
+    options.expected_device = "cuda";
+    options.sample_every = 2;
+    options.hook = hook;
+    DispatcherProbe probe(options);
+    REQUIRE(probe.available());
+    probe.begin_step(0);
+    five_ops(3);
+    DispatchStats d = probe.end_step();
+    CHECK(d.host_ops == 5);
+    probe.begin_step(1);
+    five_ops(3);
+    d = probe.end_step();
+    CHECK_FALSE(d.sampled);
+    CHECK_FALSE(d.counted);
+    CHECK(d.ops == 0);
+  }
 }
 
 TEST_CASE("dispatcher probe: unsampled steps counted by op name, without inputs") {
-  DispatcherOptions options;
-  options.expected_device = "cuda";
-  options.sample_every = 2;
-  options.count_unsampled = true;
-  DispatcherProbe probe(options);
-  REQUIRE(probe.available());
-  const int64_t signatures_before = probe.signatures_seen();
-  probe.begin_step(1);  // not sampled: counted only
-  five_ops(7);
-  DispatchStats d = probe.end_step();
-  CHECK_FALSE(d.sampled);
-  CHECK(d.counted);
-  CHECK(d.ops == 5);
-  CHECK(d.syncs == 1);  // item, by its name
-  // What needs the inputs is absent: no device split, host ops or signatures.
-  CHECK(d.ops_cpu == 0);
-  CHECK(d.host_ops == 0);
-  CHECK(d.new_signatures == 0);
-  CHECK(probe.signatures_seen() == signatures_before);
-  probe.begin_step(2);  // sampled: inspected
-  five_ops(7);
-  d = probe.end_step();
-  CHECK(d.sampled);
-  CHECK(d.counted);
-  CHECK(d.ops == 5);
-  CHECK(d.host_ops == 5);
-  CHECK(d.new_signatures > 0);
+  for (const auto hook : {probes::DispatchHook::kRecordFunction, probes::DispatchHook::kModeKey}) {
+    CAPTURE(probes::dispatch_hook_name(hook));
+    DispatcherOptions options;
+    options.expected_device = "cuda";
+    options.sample_every = 2;
+    options.count_unsampled = true;
+    options.hook = hook;
+    DispatcherProbe probe(options);
+    REQUIRE(probe.available());
+    const int64_t signatures_before = probe.signatures_seen();
+    probe.begin_step(1);  // not sampled: counted only
+    five_ops(7);
+    DispatchStats d = probe.end_step();
+    CHECK_FALSE(d.sampled);
+    CHECK(d.counted);
+    CHECK(d.ops == 5);
+    CHECK(d.syncs == 1);  // item, by its name
+    // What needs the inputs is absent: no device split, host ops or signatures.
+    CHECK(d.ops_cpu == 0);
+    CHECK(d.host_ops == 0);
+    CHECK(d.new_signatures == 0);
+    CHECK(probe.signatures_seen() == signatures_before);
+    probe.begin_step(2);  // sampled: inspected
+    five_ops(7);
+    d = probe.end_step();
+    CHECK(d.sampled);
+    CHECK(d.counted);
+    CHECK(d.ops == 5);
+    CHECK(d.host_ops == 5);
+    CHECK(d.new_signatures > 0);
+  }
 }
 
 TEST_CASE(
@@ -177,6 +185,7 @@ TEST_CASE(
   DispatcherOptions options;
   options.sample_every = 2;
   options.count_unsampled = true;
+  options.hook = probes::DispatchHook::kRecordFunction;  // the records are the callback's
   DispatcherProbe probe(options);
   REQUIRE(probe.available());
   torch::Tensor w = torch::ones({3, 3}, torch::requires_grad());
@@ -319,9 +328,11 @@ TEST_CASE("dispatcher probe, mode key: the stepping thread's ops only, the key g
   }
   SUBCASE("a second probe, of either hook, is refused while this one is active") {
     CHECK_FALSE(DispatcherProbe(DispatcherOptions{}).available());
-    DispatcherOptions keyed;
-    keyed.hook = probes::DispatchHook::kModeKey;
-    CHECK_FALSE(DispatcherProbe(keyed).available());
+    DispatcherOptions other;
+    other.hook = probes::DispatchHook::kModeKey;
+    CHECK_FALSE(DispatcherProbe(other).available());
+    other.hook = probes::DispatchHook::kRecordFunction;
+    CHECK_FALSE(DispatcherProbe(other).available());
   }
 }
 

@@ -450,13 +450,13 @@ DispatcherProbe::DispatcherProbe(DispatcherOptions options)
           static_cast<size_t>(std::max<int64_t>(64, options_.signature_capacity)))) {
   state_->expect_cuda = options_.expected_device.rfind("cuda", 0) == 0;
   state_->hash_signatures = options_.signatures;
+  const bool automatic = options_.hook == DispatchHook::kAuto;
+  options_.hook = resolve_dispatch_hook(options_.hook, /*torch_compile_may_run=*/false);
   State* expected = nullptr;
   if (!g_state.compare_exchange_strong(expected, state_.get())) {
     availability_.reason = "another dispatcher probe is active in this process";
     return;
   }
-  const bool automatic = options_.hook == DispatchHook::kAuto;
-  options_.hook = resolve_dispatch_hook(options_.hook, /*torch_compile_may_run=*/false);
   if (options_.hook == DispatchHook::kModeKey) {
     const std::string& why = mode_key_registration();
     if (why.empty()) {

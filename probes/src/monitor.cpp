@@ -68,7 +68,9 @@ Monitor::Monitor(torch::nn::Module* model, torch::optim::Optimizer* optimizer,
     d.sample_every = options_.dispatcher_sample_every;
     d.signatures = options_.op_signatures;
     d.count_unsampled = options_.dispatcher_count_unsampled;
-    d.hook = resolve_dispatch_hook(options_.dispatcher_hook, options_.compiled);
+    // kAuto stays kAuto without torch.compile, so the probe may fall back to the callback.
+    d.hook = options_.compiled ? resolve_dispatch_hook(options_.dispatcher_hook, true)
+                               : options_.dispatcher_hook;
     auto probe = std::make_unique<DispatchStepProbe>(d);
     dispatch_ = probe.get();
     probes_.push_back(std::move(probe));
@@ -302,6 +304,18 @@ nlohmann::json Monitor::probe_availability() const {
 std::optional<DispatchHook> Monitor::dispatcher_hook() const {
   if (dispatch_ == nullptr || !dispatch_->availability().available) return std::nullopt;
   return dispatch_->hook();
+}
+
+void Monitor::describe(RunHeader& header) const {
+  header.probes = probe_availability();
+  header.cupti = cupti_availability();
+  // Only a run on the mode key names its hook: the callback's runs (every run before 0.9) keep
+  // the headers they had, and `compare` lists the hook among two runs' configuration differences.
+  const auto hook = dispatcher_hook();
+  if (hook == DispatchHook::kModeKey) {
+    if (!header.config.is_object()) header.config = nlohmann::json::object();
+    header.config["dispatch_hook"] = dispatch_hook_name(*hook);
+  }
 }
 
 Availability Monitor::cupti_availability() const {

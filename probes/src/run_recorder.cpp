@@ -29,8 +29,8 @@ RunHeader header_of(const RunRecorderOptions& options) {
   h.device_requested = options.monitor.expected_device;
   h.device_used = options.monitor.expected_device;
   // Asked only when the writer does not say (a CPU-only process need not load CUDA for it).
-  h.cuda_available = options.header.contains("cuda_available") ? false
-                                                                : torch::cuda::is_available();
+  h.cuda_available =
+      options.header.contains("cuda_available") ? false : torch::cuda::is_available();
   h.step_timing = step_timing_for(options.monitor.expected_device);
   h.config = options.config;
   h.seed = options.seed;
@@ -93,9 +93,8 @@ RunRecorder::RunRecorder(
   }
   // The Monitor's probes, and those the writer runs itself (its header's) beside them.
   const nlohmann::json writer_probes = header_.probes;
-  header_.probes = monitor_->probe_availability();
+  monitor_->describe(header_);
   if (writer_probes.is_object()) header_.probes.update(writer_probes);
-  header_.cupti = monitor_->cupti_availability();
   header_.turn_every_steps = monitor_->turn_every_steps();  // under `ab`: how its steps pair
   header_.planted_slowdown_pct = monitor_->planted_slowdown_pct();  // `calibrate`'s slowed side
   sinks_.on_run_start(header_);

@@ -48,8 +48,9 @@ class Monitor:
         Default: MonitorOptions().dispatcher_sample_every.
     dispatcher_hook: how an observed step's ops are seen: "record-function" (what "auto", the
         default, is in Python) or "mode-key", a dispatcher fallback on a mode key, as
-        `__torch_dispatch__` modes use, which costs less per op (and is "auto" in a C++ loop). Only the thread that calls step_begin (and autograd's threads for that
-        step's backward) is seen. It needs compiled=False and a loop without torch.compile: the
+        `__torch_dispatch__` modes use, which costs less per op (and is "auto" in a C++ loop).
+        Only the thread that calls step_begin (and autograd's threads for that step's backward)
+        is seen. It needs compiled=False and a loop without torch.compile: the
         key is in the thread's dispatch keys on observed steps only, and torch.compile's guards
         check those keys, so each compiled frame would compile again when sampling turns it off.
     config: your run's configuration, kept in the run file's header.

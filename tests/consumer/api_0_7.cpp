@@ -2,7 +2,9 @@
 // and behave against this release. When a line here stops compiling, either keep an alias for
 // the name or say in CHANGELOG.md why it broke and bump the minor version.
 // What 0.8.0 changed under it: lib's deprecated prose fields are gone (this file reads none of
-// them: the words are reports/words.h's).
+// them: the words are reports/words.h's). What 0.9 changed under it without breaking it: the
+// dispatcher probe's default hook is the mode key in a C++ loop (DispatchHook::kAuto), which
+// sees the thread that begins the step and its backward (this file's one thread).
 #include <torch/torch.h>
 
 #include <iostream>

@@ -131,8 +131,7 @@ void start_job(const RunSpec& run, int job, const std::string& store_file,
     rank.report = r == 0;
     // One endpoint per rank, as `train --world-size` serves them.
     rank.metrics.listen_addr = runner::rank_listen_addr(run.metrics.listen_addr, r);
-    const pid_t pid =
-        start_child(rank, quiet, r == 0 ? close_fds : turn_fds, forward);
+    const pid_t pid = start_child(rank, quiet, r == 0 ? close_fds : turn_fds, forward);
     out.push_back({pid, job, r, world, run.label});
   }
 }
@@ -239,6 +238,8 @@ std::vector<std::string> AbExperimentOptions::expected_differences() const {
   for (const ConfigDifference& d : diff_json(a.config.to_json(), b.config.to_json(), "config")) {
     keys.insert(d.key);
   }
+  // The header names the hook a run used (probes::Monitor::describe), not the one asked for.
+  if (a.config.dispatch_hook != b.config.dispatch_hook) keys.insert("config.dispatch_hook");
   // The header repeats the mode and handoff outside the config; list those too.
   if (keys.count("config.mode") || keys.count("config.optimizer_handoff")) {
     keys.insert("mode");

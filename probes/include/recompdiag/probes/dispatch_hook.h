@@ -34,8 +34,8 @@ enum class DispatchHook {
   kModeKey,
   /// The default (0.9): the hook resolve_dispatch_hook() picks. The mode key where no
   /// torch.compile runs (a C++ loop: a Monitor without `compiled`), since it observes a step for
-  /// a fraction of what the RecordFunction callback costs (bench overhead: a counted step 1.005x
-  /// against 1.033x in instructions on LibTorch 1.13, 1.023x against 1.185x on 2.15); the
+  /// about a fifth of what the RecordFunction callback costs (bench overhead: a counted step
+  /// 1.0067x against 1.0322x in instructions on LibTorch 1.13, 1.0358x against 1.1818x on 2.15); the
   /// RecordFunction callback where torch.compile may run (any Python loop), whose guards check
   /// the dispatch keys the mode key changes, and wherever another library holds the mode key's
   /// keys.

@@ -146,9 +146,10 @@ struct MonitorOptions {
 ///
 /// Not thread-safe: call every method from the training thread (the probes' callbacks on other
 /// threads write only preallocated atomics). Holds non-owning references to the model and the
-/// optimizer: they must outlive the Monitor or be replaced (set_model, set_optimizer). Owns a
-/// global RecordFunction observer (one dispatcher probe per process; a second Monitor alive at the
-/// same time reports its dispatcher probe unavailable) and removes it on destruction. Memory is
+/// optimizer: they must outlive the Monitor or be replaced (set_model, set_optimizer). Owns the
+/// process's dispatcher probe (a second Monitor alive at the same time reports its dispatcher
+/// probe unavailable), and removes its RecordFunction callback, or its mode key from the calling
+/// thread, on destruction. Memory is
 /// bounded: fixed tables, a fixed ring buffer of step times, a capped event queue.
 class Monitor {
  public:
@@ -247,6 +248,10 @@ class Monitor {
   /// The hook the dispatcher probe observes through, kRecordFunction or kModeKey
   /// (MonitorOptions::dispatcher_hook resolved); std::nullopt when the probe is off or cannot run.
   std::optional<DispatchHook> dispatcher_hook() const;
+  /// What the Monitor tells a run header: RunHeader::probes and ::cupti, and
+  /// `"dispatch_hook": "mode-key"` in its config when the dispatcher probe observes through the
+  /// mode key. RunRecorder and the trainer call it on the header they write.
+  void describe(RunHeader& header) const;
   /// The alerts of the last end_step.
   const std::vector<Alert>& last_alerts() const { return last_alerts_; }
   const HealthMonitor& health() const { return health_; }

@@ -87,8 +87,8 @@ struct OverheadBenchResult {
   double load_before = 0.0;  ///< One-minute load average before and after.
   double load_after = 0.0;
   /// In rotation order: "monitor off", "all CPU probes", "probes, inputs 1/N, counted",
-  /// "probes, inputs 1/N, counted, mode key", "probes, dispatcher 1/N (default)", then "LibTorch profiler (CPU)" and
-  /// "probes + exporter" where available.
+  /// "probes, inputs 1/N, counted, RecordFunction", "probes, dispatcher 1/N (default)", then
+  /// "LibTorch profiler (CPU)" and "probes + exporter" where available.
   std::vector<OverheadArm> arms;
 
   /// LibTorch's profiler: the backend ("with Kineto", ...), or why it is not measured.
