@@ -99,8 +99,8 @@ struct MonitorOptions {
   /// How the dispatcher probe sees ops: a RecordFunction callback, or a dispatcher fallback on a
   /// mode key, which costs an observed step less and sees only the training thread's ops and its
   /// backward's. The default, kAuto (0.9; before, the callback), is the mode key unless `compiled`
-  /// is on: torch.compile's guards check the dispatch keys the mode key changes. See DispatchHook;
-  /// dispatcher_hook() says which one a Monitor observes through.
+  /// is on (torch.compile's guards check the dispatch keys the mode key changes) or another
+  /// library holds its keys. See DispatchHook; dispatcher_hook() says which one a Monitor uses.
   DispatchHook dispatcher_hook = kDefaultDispatchHook;
   /// With sampling, every step is still observed for this many steps at the start and after
   /// each compile, phase start or optimizer rebuild: where cache misses and host ops appear.
@@ -149,8 +149,8 @@ struct MonitorOptions {
 /// optimizer: they must outlive the Monitor or be replaced (set_model, set_optimizer). Owns the
 /// process's dispatcher probe (a second Monitor alive at the same time reports its dispatcher
 /// probe unavailable), and removes its RecordFunction callback, or its mode key from the calling
-/// thread, on destruction. Memory is
-/// bounded: fixed tables, a fixed ring buffer of step times, a capped event queue.
+/// thread, on destruction. Memory is bounded: fixed tables, a fixed ring buffer of step times, a
+/// capped event queue.
 class Monitor {
  public:
   /// Throws InputError when `options.validate()` does, or when

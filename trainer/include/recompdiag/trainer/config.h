@@ -88,7 +88,8 @@ struct TrainConfig {
   /// validate() of this config as each rank of `job` runs it (`job`'s rank aside): what a job's
   /// launcher checks once, before any rank starts.
   void validate_for_job(const runner::DistributedOptions& job) const;
-  /// Every field, for the run header.
+  /// Every field, for the run header, but `dispatch_hook`: the header names the hook the Monitor
+  /// used (probes::Monitor::describe), not the one asked for.
   nlohmann::json to_json() const;
   /// Total steps over all phases.
   int64_t total_steps() const;
